@@ -1,0 +1,1 @@
+"""Analyses: pure functions over polars frames of events, returning typed results."""

@@ -1,0 +1,54 @@
+"""Events become one polars DataFrame per kind, with an explicit schema taken from the models.
+
+Built once per kind and per run; analyses work on these frames, never on raw lines.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from logscope.events import EVENT_TYPES, Event
+
+
+def _dtype(annotation: Any) -> pl.DataType:
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType) and args:
+        return _dtype(args[0])
+    if origin is typing.Literal:
+        return pl.Utf8()
+    if origin is list:
+        inner = args[0] if args else str
+        return pl.List(_dtype(inner))
+    if origin is dict or annotation is dict:
+        return pl.Utf8()  # JSON text: a dict's keys differ from row to row
+    return {int: pl.Int64(), float: pl.Float64(), bool: pl.Boolean(), str: pl.Utf8()}.get(annotation, pl.Utf8())
+
+
+def schema(kind: str) -> dict[str, pl.DataType]:
+    """The column types of ``kind``'s frame."""
+    model = EVENT_TYPES[kind]
+    return {name: _dtype(f.annotation) for name, f in model.model_fields.items()}
+
+
+def _cell(value: Any, dtype: pl.DataType) -> Any:
+    if isinstance(value, dict):
+        return json.dumps(value, default=str, sort_keys=True)
+    return value
+
+
+def frame(events: Sequence[Event], kind: str) -> pl.DataFrame:
+    """The events of ``kind`` as a DataFrame (empty, with the right columns, when there are none)."""
+    sch = schema(kind)
+    rows = [e for e in events if e.kind == kind]
+    cols: dict[str, list[Any]] = {name: [] for name in sch}
+    for e in rows:
+        for name, dtype in sch.items():
+            cols[name].append(_cell(getattr(e, name), dtype))
+    return pl.DataFrame(cols, schema=sch)

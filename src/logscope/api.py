@@ -1,0 +1,180 @@
+"""The library's entry points: ``load`` a run, iterate its events, get polars frames.
+
+A run is one or more files (ranks, nodes, rotated parts) of one server. Each file is parsed with the
+engine's dialect (detected from its first lines unless given), then the files' events are merged by
+time. ``t_s`` counts seconds from the run's first timestamp.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from logscope.errors import LogscopeError, UnreadableInput
+from logscope.events import Event
+from logscope.parsers import detect, dialect
+from logscope.parsers.framing import Line, ReadStats, expand_paths, read_lines
+from logscope.parsers.pipeline import CUM_DAYS, Parser
+
+if TYPE_CHECKING:
+    import polars as pl
+
+PathLike = str | os.PathLike[str]
+
+
+@dataclass
+class Run:
+    """Everything parsed from one run's logs."""
+
+    files: list[str]
+    engine: str | None
+    events: list[Event]
+    stats: ReadStats = field(default_factory=ReadStats)
+
+    def of_kind(self, kind: str) -> list[Event]:
+        return [e for e in self.events if e.kind == kind]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in self.events:
+            out[e.kind] = out.get(e.kind, 0) + 1
+        return out
+
+    def frame(self, kind: str) -> pl.DataFrame:
+        """One polars DataFrame of the events of ``kind``, with the model's schema."""
+        from logscope.analyses.frames import frame
+
+        return frame(self.events, kind)
+
+    def analyze(self) -> Any:
+        """The full report (analyses and findings)."""
+        from logscope.analyses.report import build_report
+
+        return build_report(self)
+
+
+def _with_lookahead(lines: Iterator[Line], n: int) -> tuple[list[Line], Iterator[Line]]:
+    head = list(itertools.islice(lines, n))
+    return head, itertools.chain(head, lines)
+
+
+def iter_file_events(
+    path: str,
+    engine: str | None = "auto",
+    *,
+    stats: ReadStats | None = None,
+    keep_unparsed: bool = True,
+    reference: bool = False,
+) -> tuple[str | None, Iterator[Event]]:
+    """(engine, events) of one file, streaming. ``engine="auto"`` detects it from the first lines."""
+    stats = stats if stats is not None else ReadStats()
+    lines = read_lines(path, stats)
+    if engine == "auto":
+        head, lines = _with_lookahead(lines, 3000)
+        engine = detect(head)
+    parser = Parser(dialect(engine), keep_unparsed=keep_unparsed, reference=reference)
+    return engine, parser.events(lines)
+
+
+def iter_events(
+    paths: PathLike | Sequence[PathLike],
+    engine: str | None = "auto",
+    *,
+    keep_unparsed: bool = True,
+    stats: ReadStats | None = None,
+) -> Iterator[Event]:
+    """Events of every file in order (files one after the other, no time merge), streaming."""
+    files = expand_paths([paths] if isinstance(paths, str | os.PathLike) else paths)
+    stats = stats if stats is not None else ReadStats()
+    for f in files:
+        _eng, evs = iter_file_events(f, engine, stats=stats, keep_unparsed=keep_unparsed)
+        yield from evs
+
+
+def _merge_by_time(per_file: list[list[Event]]) -> list[Event]:
+    """Merge files' events by their time; events without a time stay behind their predecessor."""
+    if len(per_file) == 1:
+        return per_file[0]
+    keyed: list[tuple[float, int, int, Event]] = []
+    for fi, evs in enumerate(per_file):
+        last = float("-inf")
+        for i, e in enumerate(evs):
+            if e.t_s is not None:
+                last = e.t_s
+            keyed.append((last, fi, i, e))
+    keyed.sort(key=lambda k: (k[0], k[1], k[2]))
+    return [k[3] for k in keyed]
+
+
+def load(
+    paths: PathLike | Sequence[PathLike],
+    engine: str | None = "auto",
+    *,
+    keep_unparsed: bool = True,
+) -> Run:
+    """Parse one run (one or several files) into a ``Run``.
+
+    Raises ``UnreadableInput`` when nothing in the input was text.
+    """
+    files = expand_paths([paths] if isinstance(paths, str | os.PathLike) else paths)
+    stats = ReadStats()
+    per_file: list[list[Event]] = []
+    engines: list[str | None] = []
+    for f in files:
+        eng, evs = iter_file_events(f, engine, stats=stats, keep_unparsed=keep_unparsed)
+        got = list(evs)
+        engines.append(eng)
+        per_file.append(got)
+    if stats.text_lines == 0:
+        raise UnreadableInput(_nothing_read(files, stats))
+    known = [e for e in engines if e]
+    run_engine = max(set(known), key=known.count) if known else None
+    if len(per_file) > 1:
+        per_file = _align_clocks(per_file)
+    return Run(files=files, engine=run_engine, events=_merge_by_time(per_file), stats=stats)
+
+
+def _align_clocks(per_file: list[list[Event]]) -> list[list[Event]]:
+    """Files were timed each from its own first stamp; this re-bases all on the earliest one.
+
+    Only possible when stamps carry a date; vLLM's ``MM-DD HH:MM:SS`` has one (no year), SGLang's too.
+    """
+    out: list[list[Event]] = []
+    abs_first: list[float | None] = []
+    for evs in per_file:
+        first = next((e for e in evs if e.t_s is not None and e.time), None)
+        abs_first.append(_abs_time(first.time) if first is not None and first.time else None)
+    base = min((a for a in abs_first if a is not None), default=None)
+    for evs, a in zip(per_file, abs_first, strict=True):
+        if base is None or a is None or a == base:
+            out.append(evs)
+            continue
+        shift = a - base
+        out.append([e.model_copy(update={"t_s": round(e.t_s + shift, 3)}) if e.t_s is not None else e for e in evs])
+    return out
+
+
+def _abs_time(time: str) -> float | None:
+    """Seconds in a year-less calendar for a printed time (``11-30 12:04:45``, ``2026-11-30 12:04:45``)."""
+    m = re.search(r"(?:(\d{4})-)?(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d(?:\.\d+)?)", time)
+    if m is None:
+        return None
+    year = int(m.group(1) or 0)
+    mon, day = int(m.group(2)), int(m.group(3))
+    doy = CUM_DAYS[mon - 1] + day - 1 if 1 <= mon <= 12 else 0
+    return (year * 365 + doy) * 86400.0 + int(m.group(4)) * 3600 + int(m.group(5)) * 60 + float(m.group(6))
+
+
+def _nothing_read(files: list[str], stats: ReadStats) -> str:
+    names = ", ".join(files)
+    if stats.bytes == 0:
+        return f"{names}: the input is empty"
+    note = f" ({stats.notes[0]})" if stats.notes else ""
+    return f"{names}: no text could be read; this does not look like a log file{note}"
+
+
+__all__ = ["LogscopeError", "Run", "iter_events", "iter_file_events", "load"]

@@ -1,0 +1,86 @@
+"""Envelopes: the outer layers that whatever collected the log put around each line.
+
+``docker logs -t`` stamps (RFC 3339), Kubernetes CRI files (``<ts> stdout F ``), journald
+(``Sep 22 10:00:01 host vllm[123]: `` in any locale's month spelling), docker compose
+(``vllm-1  | ``), CI stamps (``[2025-03-10T15:07:20Z] ``), and process prefixes: vLLM's
+``(EngineCore_DP0 pid=456) ``, ``(Worker_TP3 pid=..)``, Ray's ``(RayWorkerWrapper pid=.., ip=..)``
+(also with its opening ``(`` lost in a paste) and Ray's ``[repeated 30x across cluster]`` suffix.
+
+The layers can nest (compose around a docker stamp around a process prefix), so they are peeled
+in a loop. What is peeled is kept: the process tag, the outer time, the repeat count.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_OUTER = re.compile(
+    r"""(?:
+      (?P<iso>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)[ \t](?:(?:stdout|stderr)\ [FP]\ )?
+    | \[(?P<ci>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)\]\ 
+    | (?P<journal>[^\W\d_]{3,5}\.?\ {1,2}\d{1,2}\ \d\d:\d\d:\d\d)\ [\w.-]+\ [\w./@-]+\[\d+\]:\ 
+    | (?P<compose>[A-Za-z0-9][\w.-]*)\ +\|\ ?
+    )""",
+    re.VERBOSE,
+)
+# (Name pid=N) / (Name rank=0 pid=N) / (VllmWorker TP3 pid=N) / (pid=N) / (Name pid=N, ip=1.2.3.4) / (raylet)
+_PROC = re.compile(
+    r"\(?(?P<proc>(?:[A-Za-z_][\w.:-]*(?: [\w=.:-]+)*? )?pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?|raylet)\) "
+)
+_REPEATED = re.compile(
+    r"\s*\[repeated (?P<n>\d+)x across cluster\](?: \(Ray deduplicates logs[^)]*\))?\s*$"
+)
+_RANK = re.compile(r"(?:_TP|TP| rank=|^Worker_?)(\d+)")
+_DP = re.compile(r"_DP(\d+)")
+
+
+@dataclass(slots=True)
+class Envelope:
+    """What was peeled off a line."""
+
+    text: str
+    process: str | None = None
+    outer_time: str | None = None
+    repeated: int = 1
+
+
+def peel(text: str) -> Envelope:
+    """Remove outer layers from one physical line."""
+    outer_time: str | None = None
+    process: str | None = None
+    for _ in range(4):
+        m = _OUTER.match(text)
+        if m is None:
+            break
+        if m.group("compose") is not None and text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
+            break  # uvicorn "INFO:  |" is not compose; never peel a level word
+        outer_time = outer_time or m.group("iso") or m.group("ci") or m.group("journal")
+        text = text[m.end() :]
+    if text[:1] == "(" or " pid=" in text[:80]:
+        m2 = _PROC.match(text)
+        if m2 is not None:
+            process = m2.group("proc")
+            text = text[m2.end() :]
+    repeated = 1
+    if "[repeated " in text:
+        m3 = _REPEATED.search(text)
+        if m3 is not None:
+            repeated = int(m3.group("n")) + 1
+            text = text[: m3.start()]
+    return Envelope(text, process, outer_time, repeated)
+
+
+def ranks_of(process: str | None) -> tuple[int | None, int | None]:
+    """(tp_rank, dp_rank) from a vLLM process tag such as ``Worker_DP1_TP3 pid=9``."""
+    if not process:
+        return None, None
+    name = process.split(" pid=")[0]
+    tp = dp = None
+    m = _RANK.search(name)
+    if m and ("TP" in name or "rank=" in name):
+        tp = int(m.group(1))
+    m = _DP.search(name)
+    if m:
+        dp = int(m.group(1))
+    return tp, dp

@@ -1,0 +1,205 @@
+"""Framing: bytes from files, ``.gz``, stdin or directories become numbered physical lines.
+
+Why this layer exists: real logs are not clean text. They hold ANSI colour (vLLM colours its process
+prefix even into files), invalid UTF-8, tqdm progress bars redrawn with ``\\r``, lines of tens of
+megabytes (request logging of a 200K-token prompt), truncated gzip files. Framing deals with all of
+that once, streaming, in bounded memory, and numbers lines the way ``str.splitlines`` does (a lone
+``\\r`` starts a new line), which is also how editors and our corpus scorer count them.
+
+A line that ended with ``\\r\\n`` is marked ``cont``: vLLM's formatter ends every line of a
+multi-line message that way, which is how continuation lines are told from new records.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import sys
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from logscope.errors import UnreadableInput
+
+BLOCK = 1 << 20
+MAX_LINE = 1 << 20  # bytes kept of one physical line; the rest is dropped (and reported)
+
+# CSI sequences (colour, cursor moves) and OSC sequences (titles, hyperlinks), as terminals print them.
+ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+@dataclass(slots=True)
+class Line:
+    """One physical line (``str.splitlines`` semantics), decoded and without its line break."""
+
+    file: str
+    number: int
+    text: str
+    cont: bool = False  # ended with "\r\n": the next line may continue the same log record
+
+
+@dataclass
+class ReadStats:
+    """What the reader saw, for coverage and for a clear message when nothing was text."""
+
+    files: list[str] = field(default_factory=list)
+    lines: int = 0
+    bytes: int = 0
+    text_lines: int = 0
+    junk_lines: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """Paths as the user gave them: files, ``-`` for stdin, directories (their ``*.log*`` files)."""
+    out: list[str] = []
+    for p in paths:
+        s = os.fspath(p)
+        if s == "-":
+            out.append(s)
+            continue
+        path = Path(s)
+        if path.is_dir():
+            found = sorted(str(f) for f in path.iterdir() if f.is_file() and ".log" in f.name)
+            if not found:
+                raise UnreadableInput(f"{s}: directory holds no *.log* files")
+            out.extend(found)
+        elif path.exists():
+            out.append(s)
+        else:
+            raise UnreadableInput(f"{s}: no such file")
+    return out
+
+
+def _open(path: str) -> BinaryIO:
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")  # noqa: SIM115 - closed by the caller
+    except OSError as exc:
+        raise UnreadableInput(f"{path}: cannot be opened ({exc.strerror or exc})") from exc
+
+
+def _raw_chunks(stream: BinaryIO, name: str, stats: ReadStats) -> Iterator[bytes]:
+    """Chunks of the stream's bytes, gunzipped on the fly when the stream is gzip."""
+    first = stream.read(BLOCK)
+    if first[:2] != b"\x1f\x8b":
+        if first:
+            yield first
+        while chunk := stream.read(BLOCK):
+            yield chunk
+        return
+    dec = zlib.decompressobj(wbits=31)
+    data = first
+    while True:
+        try:
+            out = dec.decompress(data, BLOCK)
+            while out:
+                yield out
+                out = dec.decompress(dec.unconsumed_tail, BLOCK) if dec.unconsumed_tail else b""
+        except zlib.error as exc:
+            stats.notes.append(f"{name}: gzip data is corrupt ({exc}); read what came before it")
+            return
+        if dec.eof:
+            rest = dec.unused_data
+            if rest.strip(b"\x00"):  # another gzip member follows (concatenated .gz)
+                dec = zlib.decompressobj(wbits=31)
+                data = rest
+                continue
+            data = stream.read(BLOCK)
+            if not data:
+                return
+            dec = zlib.decompressobj(wbits=31)
+            continue
+        data = stream.read(BLOCK)
+        if not data:
+            tail = dec.flush()
+            if tail:
+                yield tail
+            stats.notes.append(f"{name}: gzip stream is truncated; read what came before the cut")
+            return
+
+
+def _line_blocks(chunks: Iterator[bytes], name: str, stats: ReadStats) -> Iterator[bytes]:
+    """Blocks of whole lines (each ends with ``\\n`` except maybe the last), lines cut at MAX_LINE."""
+    buf = b""
+    skipping = False
+    for chunk in chunks:
+        stats.bytes += len(chunk)
+        if skipping:
+            i = chunk.find(b"\n")
+            if i < 0:
+                continue
+            chunk = chunk[i + 1 :]
+            skipping = False
+        buf += chunk
+        last = buf.rfind(b"\n")
+        if last >= 0:
+            yield buf[: last + 1]
+            buf = buf[last + 1 :]
+        if len(buf) > MAX_LINE:
+            stats.notes.append(
+                f"{name}: a line longer than {MAX_LINE // 1024} KiB was cut after its first {MAX_LINE // 1024} KiB"
+            )
+            yield buf[:MAX_LINE] + b"\n"
+            buf = b""
+            skipping = True
+    if buf and not skipping:
+        yield buf
+
+
+_SPECIAL = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def read_lines(path: str, stats: ReadStats | None = None) -> Iterator[Line]:
+    """Physical lines of one input (file, ``.gz``, or ``-``), numbered from 1."""
+    stats = stats if stats is not None else ReadStats()
+    stats.files.append(path)
+    stream = _open(path)
+    number = 0
+    try:
+        for block in _line_blocks(_raw_chunks(stream, path, stats), path, stats):
+            text = block.decode("utf-8", errors="replace")
+            bad = text.count("\ufffd") + text.count("\x00")
+            if "\x1b" in text:
+                text = ANSI_RE.sub("", text)
+            if bad * 4 > len(text):
+                # mostly binary: count its lines as junk, keep them as text for accounting
+                junk = True
+            else:
+                junk = False
+            for piece in text.splitlines(keepends=True):
+                number += 1
+                if piece.endswith("\r\n"):
+                    body, cont = piece[:-2], True
+                elif piece.endswith(("\n", "\r")) or _SPECIAL.match(piece[-1:]):
+                    body, cont = piece[:-1], False
+                else:
+                    body, cont = piece, False
+                if junk or not body.strip():
+                    if junk:
+                        stats.junk_lines += 1
+                else:
+                    stats.text_lines += 1
+                yield Line(path, number, body, cont)
+    except OSError as exc:
+        stats.notes.append(f"{path}: read failed ({exc}); read what came before it")
+    finally:
+        stats.lines += number
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def is_gzip(path: str) -> bool:
+    """True when the file starts with the gzip magic bytes."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
+__all__ = ["Line", "ReadStats", "expand_paths", "read_lines", "is_gzip", "gzip"]

@@ -1,0 +1,375 @@
+"""Our grammar vocabulary: each grammar is one pyparsing element *and* one compiled regex.
+
+Why: an idiomatic pyparsing grammar parses ~4k lines/s, a compiled ``re`` pattern ~500k. We write
+every message grammar once, from a handful of building blocks (literals, typed leaves, sequences,
+ordered choices, optionals), and derive both executions from that one definition:
+
+* ``Node.pp()`` builds the pyparsing element: the definition, the documentation (railroad
+  diagrams) and the reference semantics;
+* ``Node.rx()`` builds an equivalent regex fragment with numbered named groups and typed
+  converters: the hot path.
+
+Equivalence is by construction, not by hope. pyparsing is a PEG parser: a leaf that matched is never
+re-tried shorter, the first alternative that matches wins, an optional that matched is kept. The
+compiled form reproduces that with atomic groups ``(?>...)`` around every leaf and choice and
+possessive optionals ``(?:...)?+`` (Python >= 3.11), so the regex engine cannot backtrack where
+pyparsing would not. Whitespace is never skipped implicitly (``leave_whitespace`` everywhere):
+spaces are literal text in both forms. A test runs both forms on every corpus line and on generated
+text and demands identical fields.
+
+Repetitions (a per-position list ``0.600, 0.385, ...``, SGLang's ``key: value`` lists) are leaves
+whose converter splits the matched span: a regex group keeps only its last repetition, so the split
+happens in a second, small step, the same in both forms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import pyparsing as pp
+
+Converter = Callable[[str], Any]
+
+
+def to_int(text: str) -> int:
+    """An integer as printed, with optional thousands separators (``2,687,776``)."""
+    return int(text.replace(",", ""))
+
+
+def to_float(text: str) -> float:
+    """A float as printed (``nan``/``inf`` allowed, thousands separators removed)."""
+    return float(text.replace(",", ""))
+
+
+def to_bool(text: str) -> bool:
+    return text.strip().lower() in ("true", "1", "yes")
+
+
+def to_str(text: str) -> str:
+    return text
+
+
+_DIGITS = r"(?>\d{1,3}(?:,\d{3})++(?!\d)|\d++)"  # 2,687,776 or 2687776; never eats a list's comma
+INT = rf"[-+]?{_DIGITS}"
+FLOAT = rf"(?:[-+]?(?:{_DIGITS}(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d++)?|[-+]?(?:nan|inf|NaN|Inf))"
+
+
+class _Ctx:
+    """Allocates unique regex group names and remembers how to convert each."""
+
+    def __init__(self) -> None:
+        self.groups: list[tuple[str, str, Converter]] = []
+
+    def group(self, name: str, conv: Converter) -> str:
+        gname = f"g{len(self.groups)}"
+        self.groups.append((gname, name, conv))
+        return gname
+
+
+class Node:
+    """A building block of a grammar."""
+
+    def pp(self) -> pp.ParserElement:
+        raise NotImplementedError
+
+    def rx(self, ctx: _Ctx) -> str:
+        raise NotImplementedError
+
+    def __add__(self, other: Node | str) -> Seq:
+        return Seq(self, other)
+
+    def __radd__(self, other: str) -> Seq:
+        return Seq(other, self)
+
+    def __or__(self, other: Node | str) -> Alt:
+        return Alt(self, other)
+
+
+def _node(x: Node | str) -> Node:
+    return Lit(x) if isinstance(x, str) else x
+
+
+@dataclass(frozen=True)
+class Lit(Node):
+    """Literal text; no field."""
+
+    text: str
+
+    def pp(self) -> pp.ParserElement:
+        return pp.Literal(self.text).leave_whitespace()
+
+    def rx(self, ctx: _Ctx) -> str:
+        return re.escape(self.text)
+
+
+@dataclass(frozen=True)
+class Leaf(Node):
+    """A field (or, without a name, skipped text) matched by one regex and converted once.
+
+    ``pattern`` must not contain capturing groups (use ``(?:...)``).
+    """
+
+    pattern: str
+    name: str | None = None
+    conv: Converter = to_str
+    flags: int = 0
+
+    def pp(self) -> pp.ParserElement:
+        el = pp.Regex(self.pattern, flags=self.flags).leave_whitespace()
+        if self.name is None:
+            return el.suppress()
+        conv = self.conv
+        el = el.copy().add_parse_action(lambda t: [conv(t[0])])
+        return el(self.name)
+
+    def rx(self, ctx: _Ctx) -> str:
+        inner = self.pattern if not self.flags else f"(?{_flag_letters(self.flags)}:{self.pattern})"
+        if self.name is None:
+            return f"(?>{inner})"
+        return f"(?P<{ctx.group(self.name, self.conv)}>(?>{inner}))"
+
+
+def _flag_letters(flags: int) -> str:
+    letters = ""
+    if flags & re.IGNORECASE:
+        letters += "i"
+    if flags & re.DOTALL:
+        letters += "s"
+    return letters
+
+
+def Int(name: str | None = None) -> Leaf:  # noqa: N802 - vocabulary reads like a type
+    """An integer, thousands separators allowed."""
+    return Leaf(INT, name, to_int)
+
+
+def Float(name: str | None = None) -> Leaf:  # noqa: N802
+    """A float (also integers, ``nan``, ``inf``, thousands separators)."""
+    return Leaf(FLOAT, name, to_float)
+
+
+def Word(name: str | None = None) -> Leaf:  # noqa: N802
+    """A run of non-space characters."""
+    return Leaf(r"\S++", name, to_str)
+
+
+def Rest(name: str | None = None) -> Leaf:  # noqa: N802
+    """Everything to the end of the record (newlines included)."""
+    return Leaf(r"[\s\S]*+", name, to_str)
+
+
+def Until(stop: str, name: str | None = None, conv: Converter = to_str) -> Leaf:  # noqa: N802
+    """Text up to (not including) the first occurrence of ``stop`` (pyparsing's ``SkipTo``)."""
+    return Leaf(rf"[\s\S]*?(?={re.escape(stop)})", name, conv)
+
+
+def NumList(name: str, sep: str = ", ") -> Leaf:  # noqa: N802
+    """A separated list of floats, e.g. per-position acceptance ``0.600, 0.385, 0.215``."""
+    pattern = f"{FLOAT}(?:{re.escape(sep)}{FLOAT})*+"
+    return Leaf(pattern, name, lambda s: [to_float(x) for x in s.split(sep)])
+
+
+@dataclass(frozen=True, init=False)
+class Seq(Node):
+    """Elements one after the other."""
+
+    items: tuple[Node, ...]
+
+    def __init__(self, *items: Node | str) -> None:
+        flat: list[Node] = []
+        for it in items:
+            n = _node(it)
+            flat.extend(n.items if isinstance(n, Seq) else (n,))
+        object.__setattr__(self, "items", tuple(flat))
+
+    def pp(self) -> pp.ParserElement:
+        return pp.And([i.pp() for i in self.items]).leave_whitespace()
+
+    def rx(self, ctx: _Ctx) -> str:
+        return "".join(i.rx(ctx) for i in self.items)
+
+
+@dataclass(frozen=True, init=False)
+class Alt(Node):
+    """Ordered choice: the first alternative that matches wins (PEG ``/``)."""
+
+    items: tuple[Node, ...]
+
+    def __init__(self, *items: Node | str) -> None:
+        flat: list[Node] = []
+        for it in items:
+            n = _node(it)
+            flat.extend(n.items if isinstance(n, Alt) else (n,))
+        object.__setattr__(self, "items", tuple(flat))
+
+    def pp(self) -> pp.ParserElement:
+        return pp.MatchFirst([i.pp() for i in self.items]).leave_whitespace()
+
+    def rx(self, ctx: _Ctx) -> str:
+        return "(?>" + "|".join(f"(?:{i.rx(ctx)})" for i in self.items) + ")"
+
+
+@dataclass(frozen=True, init=False)
+class Opt(Node):
+    """Optional element (kept when it matches)."""
+
+    item: Node
+
+    def __init__(self, *items: Node | str) -> None:
+        object.__setattr__(self, "item", Seq(*items) if len(items) > 1 else _node(items[0]))
+
+    def pp(self) -> pp.ParserElement:
+        return pp.Opt(self.item.pp()).leave_whitespace()
+
+    def rx(self, ctx: _Ctx) -> str:
+        return f"(?:{self.item.rx(ctx)})?+"
+
+
+@dataclass(frozen=True, init=False)
+class Many(Node):
+    """One or more items joined by ``sep``, in any order (e.g. ``key: value`` fields).
+
+    pyparsing: ``item + ZeroOrMore(sep + item)``. Compiled: the whole span is matched by one
+    group-free pattern, then split by running the item's own compiled regex along it (a regex group
+    inside a repetition keeps only its last capture, so fields cannot be read in one match).
+    A field seen twice keeps its last value, as pyparsing does.
+    """
+
+    item: Node
+    sep: str
+
+    def __init__(self, item: Node | str, sep: str = ", ") -> None:
+        object.__setattr__(self, "item", _node(item))
+        object.__setattr__(self, "sep", sep)
+
+    def pp(self) -> pp.ParserElement:
+        sep = pp.Literal(self.sep).leave_whitespace().suppress()
+        return (self.item.pp() + pp.ZeroOrMore(sep + self.item.pp()).leave_whitespace()).leave_whitespace()
+
+    def rx(self, ctx: _Ctx) -> str:
+        sub = _Ctx()
+        src = self.item.rx(sub)
+        item_rx = re.compile(src)
+        plain = re.sub(r"\(\?P<g\d+>", "(?:", src)
+        sep = self.sep
+
+        def split(span: str) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            pos = 0
+            while True:
+                m = item_rx.match(span, pos)
+                if m is None:
+                    break
+                for gname, name, conv in sub.groups:
+                    val = m.group(gname)
+                    if val is not None:
+                        out[name] = conv(val)
+                pos = m.end()
+                if not span.startswith(sep, pos):
+                    break
+                pos += len(sep)
+            return out
+
+        gname = ctx.group(MERGE, split)
+        return f"(?P<{gname}>(?:{plain})(?:{re.escape(sep)}(?:{plain}))*+)"
+
+
+MERGE = "__merge__"
+
+
+@dataclass(frozen=True)
+class End(Node):
+    """End of the record, after optional trailing whitespace: refuses lines cut mid-field."""
+
+    def pp(self) -> pp.ParserElement:
+        return pp.Regex(r"\s*+\Z").leave_whitespace().suppress()
+
+    def rx(self, ctx: _Ctx) -> str:
+        return r"(?>\s*+\Z)"
+
+
+@dataclass(frozen=True)
+class Flag(Node):
+    """Literal text whose presence sets a boolean field (absent: the field is not set)."""
+
+    text: str
+    name: str
+
+    def pp(self) -> pp.ParserElement:
+        return pp.Literal(self.text).leave_whitespace().add_parse_action(lambda: [True])(self.name)
+
+    def rx(self, ctx: _Ctx) -> str:
+        return f"(?P<{ctx.group(self.name, lambda _s: True)}>{re.escape(self.text)})"
+
+
+@dataclass
+class Grammar:
+    """A named grammar for one kind of message.
+
+    ``anchors``: literals at least one of which every matching message contains (the cheap
+    prefilter). ``search``: the grammar may start anywhere in the message (else at its start).
+    ``build``: turns the fields into the event's fields (defaults to the fields themselves).
+    """
+
+    name: str
+    kind: str
+    anchors: tuple[str, ...]
+    expr: Node
+    search: bool = False
+    build: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
+    also: bool = False  # may give an event in addition to another grammar's on the same record
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def _compiled(self) -> tuple[re.Pattern[str], list[tuple[str, str, Converter]]]:
+        ctx = _Ctx()
+        src = self.expr.rx(ctx)
+        return re.compile(src), ctx.groups
+
+    @cached_property
+    def element(self) -> pp.ParserElement:
+        """The pyparsing form (built lazily and cached)."""
+        return self.expr.pp().set_name(self.name)
+
+    def match(self, text: str) -> dict[str, Any] | None:
+        """Fast path: the compiled regex. Returns the fields, or None when it does not match."""
+        rx, groups = self._compiled
+        m = rx.search(text) if self.search else rx.match(text)
+        if m is None:
+            return None
+        out: dict[str, Any] = {}
+        for gname, name, conv in groups:
+            val = m.group(gname)
+            if val is not None:
+                if name == MERGE:
+                    out.update(conv(val))
+                else:
+                    out[name] = conv(val)
+        return out
+
+    def match_pp(self, text: str) -> dict[str, Any] | None:
+        """Reference path: the pyparsing element. Same contract as ``match``."""
+        el = self.element
+        try:
+            if self.search:
+                for toks, _s, _e in el.scan_string(text, max_matches=1):
+                    return _pp_fields(toks)
+                return None
+            return _pp_fields(el.parse_string(text, parse_all=False))
+        except pp.ParseException:
+            return None
+
+    def fields(self, text: str, *, reference: bool = False) -> dict[str, Any] | None:
+        """Match and build: the event fields for ``text`` or None."""
+        got = self.match_pp(text) if reference else self.match(text)
+        if got is None:
+            return None
+        return self.build(got) if self.build else got
+
+
+def _pp_fields(toks: pp.ParseResults) -> dict[str, Any]:
+    return dict(toks.as_dict())

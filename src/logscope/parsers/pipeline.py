@@ -1,0 +1,374 @@
+"""From physical lines to typed events: envelopes, header, record joining, grammar dispatch.
+
+One pass, streaming. Per line the work is small (peel envelopes, one header regex); a record reaches
+a message grammar only when it contains one of that grammar's anchors. Every record becomes exactly
+one event: a known kind, a ``warning``/``error`` by its level, or ``unparsed`` (with the kind it
+resembles when an anchor was present, so ``coverage`` can point at new formats).
+
+Records: a log call can span several physical lines. vLLM's formatter repeats the full prefix on
+each line of a multi-line message and ends all but the last with ``\\r\\n``; the interpreter prints
+tracebacks as bare lines (maybe behind a process prefix). Both are joined here into one record whose
+``line`` is its first physical line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from logscope.events import EVENT_TYPES, Event, Unparsed
+from logscope.parsers.envelopes import peel, ranks_of
+from logscope.parsers.framing import Line
+from logscope.parsers.grammar import Grammar
+
+LEVELS = {"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL"}
+
+
+@dataclass(slots=True)
+class Header:
+    """What an engine's log prefix says about a line."""
+
+    level: str | None
+    time: str | None
+    source: str | None
+    stamp: tuple[int | None, int | None, int | None, float] | None  # (year, month, day, seconds of day)
+    process: str | None = None  # engine-side rank tag, e.g. "DP0 TP3"
+    tp_rank: int | None = None
+    dp_rank: int | None = None
+
+
+class Dialect:
+    """How one engine prints: its header, its grammars, its quirks. Subclasses override."""
+
+    name: str | None = None
+
+    def __init__(self, grammars: Iterable[Grammar]) -> None:
+        self.grammars = list(grammars)
+        table: dict[str, list[Grammar]] = {}
+        for g in self.grammars:
+            for a in g.anchors:
+                table.setdefault(a, []).append(g)
+        order = {id(g): i for i, g in enumerate(self.grammars)}
+        self._anchors = [(a, sorted(gs, key=lambda g: order[id(g)])) for a, gs in table.items()]
+
+    # -- overridable hooks -------------------------------------------------------------------
+    def header(self, text: str) -> tuple[Header, str] | None:
+        """(header, message) when ``text`` starts with this engine's prefix."""
+        return None
+
+    def split_glued(self, text: str) -> list[str]:
+        """Pieces of a physical line that holds several records written into each other."""
+        return [text]
+
+    # -- dispatch ----------------------------------------------------------------------------
+    def candidates(self, text: str) -> list[Grammar]:
+        """Grammars whose anchors occur in ``text``, in priority order, each once."""
+        found: list[Grammar] = []
+        for anchor, gs in self._anchors:
+            if anchor in text:
+                for g in gs:
+                    if g not in found:
+                        found.append(g)
+        if len(found) > 1:
+            order = {id(g): i for i, g in enumerate(self.grammars)}
+            found.sort(key=lambda g: order[id(g)])
+        return found
+
+
+@dataclass
+class Record:
+    """One log record: one or more physical lines that belong together."""
+
+    file: str
+    line: int
+    end_line: int
+    message: str
+    header: Header | None
+    process: str | None
+    outer_time: str | None
+    repeated: int
+    raw_lines: list[str] = field(default_factory=list)
+    cont: bool = False  # the last line ended with \r\n: the next line may continue it
+    tb_state: str | None = None  # traceback collection: "frames", "after_exc", "chain"
+
+    @property
+    def raw(self) -> str:
+        return "\n".join(self.raw_lines)
+
+
+_TB_START = "Traceback (most recent call last):"
+_EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Dead\w*|Timeout\w*)(?::|$)")
+_CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
+
+
+def _tb_accepts(rec: Record, text: str) -> bool:
+    """Does a header-less line continue the traceback being collected in ``rec``?"""
+    state = rec.tb_state
+    if state is None:
+        return False
+    if state in ("frames", "chain"):
+        if text.startswith((" ", "\t")) or text.startswith(_TB_START) or text == "":
+            if state == "chain" and text.startswith(_TB_START):
+                rec.tb_state = "frames"
+            return True
+        if _EXC_LINE.match(text) or text.startswith(("^", "~")):
+            rec.tb_state = "after_exc"
+            return True
+        if state == "frames" and ": " in text and " " not in text.split(": ", 1)[0]:
+            rec.tb_state = "after_exc"  # exception class without a usual suffix (e.g. "KeyError: 'x'")
+            return True
+        return False
+    # after_exc: a blank line or a chaining sentence may follow
+    if text == "":
+        return True
+    if text.startswith(_CHAIN):
+        rec.tb_state = "chain"
+        return True
+    if text.startswith(_TB_START):
+        rec.tb_state = "frames"
+        return True
+    return False
+
+
+class Clock:
+    """Turns printed stamps into seconds since the run's first stamp (year/day roll-over handled)."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.last: float | None = None
+        self._year_offset = 0.0
+
+    def seconds(self, stamp: tuple[int | None, int | None, int | None, float]) -> float:
+        year, month, day, sod = stamp
+        if month is None or day is None:
+            # time only: keep the day of the previous stamp; a jump back of over 12 h is midnight
+            base = 0.0 if self.last is None else (self.last // 86400) * 86400
+            t = base + sod
+            if self.last is not None and t < self.last - 43200:
+                t += 86400
+        else:
+            # days since a fixed epoch, months approximated by a calendar without leap days
+            # (the engine printed no year for vLLM: never invent one)
+            doy = CUM_DAYS[month - 1] + day - 1 if 1 <= month <= 12 else 0
+            t = ((year or 0) * 365 + doy) * 86400.0 + sod + self._year_offset
+            if year is None and self.last is not None and t < self.last - 180 * 86400:
+                self._year_offset += 365 * 86400.0
+                t += 365 * 86400.0
+        if self.first is None:
+            self.first = t
+        self.last = t if self.last is None else max(self.last, t)
+        return t
+
+
+CUM_DAYS = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
+
+
+class Parser:
+    """Streams records and events out of lines, for one dialect."""
+
+    def __init__(self, dialect: Dialect, *, keep_unparsed: bool = True, reference: bool = False) -> None:
+        self.dialect = dialect
+        self.keep_unparsed = keep_unparsed
+        self.reference = reference  # run the pyparsing form instead of the compiled one
+        self.clock = Clock()
+        self.engine = dialect.name
+        self.counts: dict[str, int] = {}
+
+    # -- records -----------------------------------------------------------------------------
+    def records(self, lines: Iterable[Line]) -> Iterator[Record]:
+        """Join physical lines into records."""
+        open_rec: Record | None = None
+        header_fn = self.dialect.header
+        for ln in lines:
+            env = peel(ln.text)
+            pieces = self.dialect.split_glued(env.text)
+            n = len(pieces)
+            for i, piece in enumerate(pieces):
+                if i:
+                    env = peel(piece)
+                    piece = env.text
+                parsed = header_fn(piece)
+                hdr, msg = (parsed if parsed is not None else (None, piece))
+                raw = ln.text if n == 1 else piece
+                cont = ln.cont and i == n - 1
+                if open_rec is not None and self._continues(open_rec, hdr, msg, env.process):
+                    open_rec.message += "\n" + msg
+                    open_rec.raw_lines.append(raw)
+                    open_rec.end_line = ln.number
+                    open_rec.cont = cont
+                    if open_rec.tb_state is None and msg.rstrip().endswith(_TB_START):
+                        open_rec.tb_state = "frames"
+                    continue
+                if open_rec is not None:
+                    yield open_rec
+                open_rec = Record(
+                    file=ln.file,
+                    line=ln.number,
+                    end_line=ln.number,
+                    message=msg,
+                    header=hdr,
+                    process=env.process,
+                    outer_time=env.outer_time,
+                    repeated=env.repeated,
+                    raw_lines=[raw],
+                    cont=cont,
+                    tb_state="frames" if msg.rstrip().endswith(_TB_START) else None,
+                )
+        if open_rec is not None:
+            yield open_rec
+
+    @staticmethod
+    def _continues(rec: Record, hdr: Header | None, msg: str, process: str | None) -> bool:
+        if rec.cont and hdr is not None and rec.header is not None:
+            h = rec.header
+            return (
+                hdr.level == h.level and hdr.time == h.time and hdr.source == h.source
+                and process == rec.process and hdr.process == h.process
+            )
+        if rec.tb_state is not None and hdr is None and (process is None or process == rec.process):
+            return _tb_accepts(rec, msg)
+        return False
+
+    # -- events ------------------------------------------------------------------------------
+    def events(self, lines: Iterable[Line]) -> Iterator[Event]:
+        for rec in self.records(lines):
+            for ev in self.events_of(rec):
+                self.counts[ev.kind] = self.counts.get(ev.kind, 0) + 1
+                yield ev
+
+    def base(self, rec: Record) -> dict[str, Any]:
+        h = rec.header
+        tp, dp = ranks_of(rec.process)
+        t_s = None
+        time = None
+        if h is not None:
+            time = h.time
+            if h.stamp is not None:
+                t_s = self.clock.seconds(h.stamp)
+            tp = h.tp_rank if h.tp_rank is not None else tp
+            dp = h.dp_rank if h.dp_rank is not None else dp
+        elif rec.outer_time is not None:
+            time = rec.outer_time
+        process = rec.process
+        if h is not None and h.process:
+            process = f"{process} {h.process}" if process else h.process
+        return {
+            "engine": self.engine,
+            "file": rec.file,
+            "line": rec.line,
+            "end_line": rec.end_line if rec.end_line != rec.line else None,
+            "time": time,
+            "t_s": t_s,
+            "process": process,
+            "tp_rank": tp,
+            "dp_rank": dp,
+            "level": h.level if h is not None else None,
+            "repeated": rec.repeated,
+            "raw": rec.raw,
+        }
+
+    def events_of(self, rec: Record) -> list[Event]:
+        """The events of one record.
+
+        The first grammar (in priority order) that matches gives the record's event; grammars marked
+        ``also`` add theirs beside it (vLLM 0.32 prints the KV size and the concurrency on one line;
+        an OOM or a KV-capacity error sits inside a traceback that is also an ``error``).
+        """
+        base = self.base(rec)
+        if base["t_s"] is not None and self.clock.first is not None:
+            base["t_s"] = round(base["t_s"] - self.clock.first, 3)
+        text = rec.message
+        candidate: str | None = None
+        out: list[Event] = []
+        primary = False
+        for g in self.dialect.candidates(text):
+            if primary and not g.also:
+                continue
+            fields = g.fields(text, reference=self.reference)
+            if fields is None:
+                candidate = candidate or g.kind
+                continue
+            if g.kind == "oom" and "retry" not in fields:
+                fields["retry"] = base["level"] in ("WARNING", "WARN") or "retr" in text.lower()
+            try:
+                out.append(EVENT_TYPES[g.kind](**base, **fields))
+            except (ValidationError, TypeError, ValueError):
+                candidate = candidate or g.kind
+                continue
+            primary = primary or not g.also
+        if not primary and (not out or _TB_START in text):
+            fb = fallback(rec, base)
+            if fb is not None:
+                out.append(fb)
+        if not out and self.keep_unparsed:
+            out.append(Unparsed(**base, text=text, candidate=candidate))
+        return out
+
+
+# -- fallbacks: warnings and errors that no grammar claimed ----------------------------------
+_NUM = re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:[.,:]\d+)*")
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_PYWARN = re.compile(r"^(?P<src>\S+\.py:\d+): (?P<cat>[A-Z]\w*Warning): (?P<msg>.*)", re.S)
+_C10WARN = re.compile(r"^\[(?:rank\d+\]:\[)?W(?:\d{4} [\d:.]+ )?[^\]]*\] Warning: (?P<msg>.*)", re.S)
+
+
+def template(message: str) -> str:
+    """The message with numbers and hex masked: one template per kind of warning."""
+    first = message.split("\n", 1)[0]
+    return _NUM.sub("<n>", _HEX.sub("<hex>", first))[:300]
+
+
+def exception_of(lines: list[str]) -> tuple[str | None, str]:
+    """(exception type, message) from the last exception line of a traceback."""
+    for text in reversed(lines):
+        t = text.strip()
+        if not t or t.startswith(("File ", "^", "~")):
+            continue
+        m = _EXC_LINE.match(t) or (re.match(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*: ", t) if ": " in t else None)
+        if m:
+            exc, _, msg = t.partition(": ")
+            return exc, msg
+    return None, lines[-1].strip() if lines else ""
+
+
+def fallback(rec: Record, base: dict[str, Any]) -> Event | None:
+    """Warnings and errors by level, Python and PyTorch warnings, and bare tracebacks."""
+    text = rec.message
+    level = base["level"]
+    source = rec.header.source if rec.header is not None else None
+    if _TB_START in text:
+        lines = text.split("\n")
+        start = next(i for i, t in enumerate(lines) if _TB_START in t)
+        tb = lines[start:]
+        exc, msg = exception_of(tb)
+        head = lines[0].split(_TB_START)[0].strip() if start == 0 else "\n".join(lines[:start]).strip()
+        return EVENT_TYPES["error"](
+            **base, exception=exc, message=head or msg, traceback=tb, source=source
+        )
+    if level in ("WARNING", "WARN"):
+        return EVENT_TYPES["warning"](**base, message=text, source=source, template=template(text))
+    if level in ("ERROR", "CRITICAL", "FATAL"):
+        exc, msg = (None, text)
+        m = re.match(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (.*)", text, re.S)
+        if m:
+            exc, msg = m.group(1), m.group(2)
+        return EVENT_TYPES["error"](**base, exception=exc, message=msg, source=source)
+    if level is None:
+        m = _PYWARN.match(text)
+        if m:
+            msg = m.group("msg")
+            return EVENT_TYPES["warning"](
+                **base, message=msg, source=m.group("src"), template=template(msg), category=m.group("cat")
+            )
+        m = _C10WARN.match(text)
+        if m:
+            msg = m.group("msg")
+            return EVENT_TYPES["warning"](**base, message=msg, template=template(msg))
+    return None
+
+
+BuildFn = Callable[[dict[str, Any]], dict[str, Any] | None]

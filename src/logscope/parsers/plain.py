@@ -1,0 +1,8 @@
+"""Grammars for text no engine header claims: shared kinds any engine's output may contain."""
+
+from __future__ import annotations
+
+from logscope.parsers.common import kv_capacity_grammar, oom_grammar
+from logscope.parsers.grammar import Grammar
+
+GRAMMARS: list[Grammar] = [kv_capacity_grammar("plain"), oom_grammar("plain")]
