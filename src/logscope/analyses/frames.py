@@ -43,12 +43,38 @@ def _cell(value: Any, dtype: pl.DataType) -> Any:
     return value
 
 
-def frame(events: Sequence[Event], kind: str) -> pl.DataFrame:
-    """The events of ``kind`` as a DataFrame (empty, with the right columns, when there are none)."""
+def frame(events: Sequence[Event], kind: str, *, seq: bool = False) -> pl.DataFrame:
+    """The events of ``kind`` as a DataFrame (empty, with the right columns, when there are none).
+
+    With ``seq=True`` a first column ``seq`` holds each event's index in ``events``: the run's order,
+    which stays meaningful across files (line numbers restart in each file).
+    """
     sch = schema(kind)
-    rows = [e for e in events if e.kind == kind]
     cols: dict[str, list[Any]] = {name: [] for name in sch}
-    for e in rows:
+    order: list[int] = []
+    for i, e in enumerate(events):
+        if e.kind != kind:
+            continue
+        order.append(i)
         for name, dtype in sch.items():
             cols[name].append(_cell(getattr(e, name), dtype))
-    return pl.DataFrame(cols, schema=sch)
+    df = pl.DataFrame(cols, schema=sch)
+    if seq:
+        df = df.with_columns(pl.Series("seq", order, dtype=pl.Int64)).select(["seq", *sch])
+    return df
+
+
+class Frames:
+    """Every kind's frame of one run, built on first use and kept (with the ``seq`` column)."""
+
+    def __init__(self, events: Sequence[Event]) -> None:
+        self.events = events
+        self._cache: dict[str, pl.DataFrame] = {}
+
+    def __getitem__(self, kind: str) -> pl.DataFrame:
+        if kind not in self._cache:
+            self._cache[kind] = frame(self.events, kind, seq=True)
+        return self._cache[kind]
+
+    def has(self, kind: str) -> bool:
+        return self[kind].height > 0

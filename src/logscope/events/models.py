@@ -31,7 +31,7 @@ class Event(BaseModel):
     dp_rank: int | None = None
     level: str | None = None
     repeated: int = Field(1, description="times this line stands for (Ray's `[repeated Nx across cluster]` adds N)")
-    raw: str = Field("", description="the record's text after outer envelopes were removed")
+    raw: str = Field("", description="the record's text as read (ANSI colour removed), its physical lines joined by newlines")
 
 
 class Throughput(Event):

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 _OUTER = re.compile(
     r"""(?:
       (?P<iso>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)[ \t](?:(?:stdout|stderr)\ [FP]\ )?
-    | \[(?P<ci>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)\]\ 
-    | (?P<journal>[^\W\d_]{3,5}\.?\ {1,2}\d{1,2}\ \d\d:\d\d:\d\d)\ [\w.-]+\ [\w./@-]+\[\d+\]:\ 
+    | \[(?P<ci>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)\][ ]
+    | (?P<journal>[^\W\d_]{3,5}\.?\ {1,2}\d{1,2}\ \d\d:\d\d:\d\d)\ [\w.-]+\ [\w./@-]+\[\d+\]:[ ]
     | (?P<compose>[A-Za-z0-9][\w.-]*)\ +\|\ ?
     )""",
     re.VERBOSE,

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from logscope.events import EVENT_TYPES, Event, Unparsed
+from logscope.events import EVENT_TYPES, Error, Event, Unparsed, Warning_
 from logscope.parsers.envelopes import peel, ranks_of
 from logscope.parsers.framing import Line
 from logscope.parsers.grammar import Grammar
@@ -61,7 +61,10 @@ class Dialect:
         return None
 
     def split_glued(self, text: str) -> list[str]:
-        """Pieces of a physical line that holds several records written into each other."""
+        """Pieces of a physical line that holds several records written into each other.
+
+        Exact slices of ``text`` in order (their concatenation is ``text``), so raw text is kept whole.
+        """
         return [text]
 
     # -- dispatch ----------------------------------------------------------------------------
@@ -188,12 +191,16 @@ class Parser:
             pieces = self.dialect.split_glued(env.text)
             n = len(pieces)
             for i, piece in enumerate(pieces):
-                if i:
+                if n == 1:
+                    raw = ln.text
+                elif i == 0:  # the outer envelope belongs to the first piece
+                    raw = ln.text[: len(ln.text) - len(env.text)] + piece if ln.text.endswith(env.text) else piece
+                else:
+                    raw = piece
                     env = peel(piece)
                     piece = env.text
                 parsed = header_fn(piece)
                 hdr, msg = (parsed if parsed is not None else (None, piece))
-                raw = ln.text if n == 1 else piece
                 cont = ln.cont and i == n - 1
                 if open_rec is not None and self._continues(open_rec, hdr, msg, env.process):
                     open_rec.message += "\n" + msg
@@ -346,28 +353,28 @@ def fallback(rec: Record, base: dict[str, Any]) -> Event | None:
         tb = lines[start:]
         exc, msg = exception_of(tb)
         head = lines[0].split(_TB_START)[0].strip() if start == 0 else "\n".join(lines[:start]).strip()
-        return EVENT_TYPES["error"](
+        return Error(
             **base, exception=exc, message=head or msg, traceback=tb, source=source
         )
     if level in ("WARNING", "WARN"):
-        return EVENT_TYPES["warning"](**base, message=text, source=source, template=template(text))
+        return Warning_(**base, message=text, source=source, template=template(text))
     if level in ("ERROR", "CRITICAL", "FATAL"):
         exc, msg = (None, text)
         m = re.match(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (.*)", text, re.S)
         if m:
             exc, msg = m.group(1), m.group(2)
-        return EVENT_TYPES["error"](**base, exception=exc, message=msg, source=source)
+        return Error(**base, exception=exc, message=msg, source=source)
     if level is None:
         m = _PYWARN.match(text)
         if m:
             msg = m.group("msg")
-            return EVENT_TYPES["warning"](
+            return Warning_(
                 **base, message=msg, source=m.group("src"), template=template(msg), category=m.group("cat")
             )
         m = _C10WARN.match(text)
         if m:
             msg = m.group("msg")
-            return EVENT_TYPES["warning"](**base, message=msg, template=template(msg))
+            return Warning_(**base, message=msg, template=template(msg))
     return None
 
 

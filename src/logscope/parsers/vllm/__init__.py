@@ -53,7 +53,7 @@ class VllmDialect(Dialect):
         for m in _GLUED.finditer(text, 1):
             if m.start() <= start:
                 continue
-            pieces.append(text[start:m.start()].rstrip(" "))
+            pieces.append(text[start:m.start()])  # exact slices: the pieces rebuild the line
             start = m.start()
         if not pieces:
             return [text]

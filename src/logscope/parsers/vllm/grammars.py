@@ -25,7 +25,6 @@ from logscope.parsers.grammar import (
     Seq,
     Until,
     Word,
-    to_str,
 )
 
 __all__ = ["GRAMMARS"]
@@ -291,8 +290,17 @@ GRAPH_CAPTURE = Grammar(
 )
 
 
+def _const(field: str, value: str) -> Leaf:
+    """A zero-width field: sets ``field`` to ``value`` when the branch it starts matches."""
+
+    def conv(_text: str) -> str:
+        return value
+
+    return Leaf(r"(?=)", field, conv)
+
+
 def _stage(name: str) -> Leaf:
-    return Leaf(r"(?=)", "stage", lambda _s, n=name: n)
+    return _const("stage", name)
 
 
 COMPILE = Grammar(
@@ -363,7 +371,7 @@ def _parse_args(f: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _form(name: str) -> Leaf:
-    return Leaf(r"(?=)", "form", lambda _s, n=name: n)
+    return _const("form", name)
 
 
 CONFIG = Grammar(

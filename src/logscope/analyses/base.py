@@ -1,0 +1,174 @@
+"""What every analysis shares: the run's data as frames, the result base classes, small statistics.
+
+An analysis is a function ``RunData -> Result | NotApplicable``. It reads polars frames (never raw
+lines), states its method in words, and says why not when the log lacks what it needs.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field
+
+from logscope.analyses.frames import Frames
+from logscope.analyses.settings import Settings, settings_of
+from logscope.events import Event
+
+
+class RunLike(Protocol):
+    """What the analyses need of a run (``logscope.api.Run`` is one)."""
+
+    files: list[str]
+    engine: str | None
+    events: list[Event]
+
+
+class Result(BaseModel):
+    """Base of every analysis result: ``method`` says what was averaged over which samples."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: str = Field(description="what was measured, over which samples or window, and how")
+
+
+class NotApplicable(BaseModel):
+    """The log lacks what an analysis needs; ``reason`` says what is missing."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    reason: str
+
+
+class Evidence(BaseModel):
+    """A line of the log that backs a number."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file: str
+    line: int
+    text: str = ""
+
+
+@dataclass
+class RunData:
+    """One run's events, their frames (built once) and its configuration, as the analyses see it."""
+
+    events: Sequence[Event]
+    engine: str | None = None
+    files: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, run: RunLike | RunData) -> RunData:
+        if isinstance(run, RunData):
+            return run
+        return cls(events=run.events, engine=run.engine, files=list(run.files))
+
+    @cached_property
+    def frames(self) -> Frames:
+        return Frames(self.events)
+
+    def frame(self, kind: str) -> pl.DataFrame:
+        return self.frames[kind]
+
+    @cached_property
+    def settings(self) -> Settings:
+        return settings_of(self.events)
+
+    @cached_property
+    def engine_version(self) -> str | None:
+        for e in self.events:
+            if e.kind == "version":
+                return str(getattr(e, "engine_version", "")) or None
+        return None
+
+    def event(self, seq: int) -> Event:
+        return self.events[seq]
+
+    def first_time(self) -> float | None:
+        for e in self.events:
+            if e.t_s is not None:
+                return e.t_s
+        return None
+
+    def time_at(self, seq: int) -> float | None:
+        """The event's ``t_s``, or that of the last timestamped event before it (untimed lines)."""
+        for i in range(seq, -1, -1):
+            t = self.events[i].t_s
+            if t is not None:
+                return t
+        return None
+
+    def ready(self) -> Event | None:
+        """The first ``server_ready`` event."""
+        return next((e for e in self.events if e.kind == "server_ready"), None)
+
+    def ready_seq(self) -> int | None:
+        return next((i for i, e in enumerate(self.events) if e.kind == "server_ready"), None)
+
+
+# -- small statistics -----------------------------------------------------------------------------
+
+
+def mean(xs: Sequence[float]) -> float:
+    return statistics.fmean(xs)
+
+
+def median(xs: Sequence[float]) -> float:
+    return float(statistics.median(xs))
+
+
+def r(x: float | None, nd: int = 2) -> float | None:
+    """Round for display; keeps None and non-finite values as None."""
+    if x is None or not math.isfinite(x):
+        return None
+    return round(x, nd)
+
+
+def ols(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """(slope, intercept) of the least-squares line; slope 0 when x does not vary."""
+    mx, my = mean(xs), mean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return 0.0, my
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    return slope, my - slope * mx
+
+
+def theil_sen(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """(slope, intercept) robust to a few outliers: median of pairwise slopes."""
+    slopes = [
+        (ys[j] - ys[i]) / (xs[j] - xs[i])
+        for i in range(len(xs))
+        for j in range(i + 1, len(xs))
+        if xs[j] != xs[i]
+    ]
+    slope = median(slopes) if slopes else 0.0
+    return slope, median([y - slope * x for x, y in zip(xs, ys, strict=True)])
+
+
+def intervals(ts: Sequence[float]) -> list[float]:
+    return [b - a for a, b in zip(ts, ts[1:], strict=False)]
+
+
+def typical_interval(ts: Sequence[float]) -> float | None:
+    """Median positive spacing of a time series (the logging interval), or None."""
+    d = [x for x in intervals(ts) if x > 0]
+    return median(d) if d else None
+
+
+def is_gap(dt: float, interval: float) -> bool:
+    """A spacing too long for the logging interval: the engine was idle (vLLM stops logging then).
+
+    Printed times have one-second resolution, hence the 1.5 s of slack.
+    """
+    return dt > 1.5 * interval + 1.5
+
+
+def to_dict(x: Any) -> Any:
+    return x.model_dump(mode="json") if isinstance(x, BaseModel) else x
