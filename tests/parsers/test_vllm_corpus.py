@@ -115,3 +115,15 @@ def test_specific_values() -> None:
     assert run.of_kind("version")[0].engine_version == "0.32.0"
     args = next(e.args for e in run.of_kind("config") if e.form == "non_default_args")
     assert args["max_model_len"] == 4096 and args["kv_cache_memory_bytes"] == 1073741824
+
+
+FORMATS = sorted((FIXTURES / "vllm" / "formats").glob("*.log"))
+
+
+@pytest.mark.parametrize("path", FORMATS, ids=lambda p: p.stem)
+def test_format_reference_goldens(path: Path, update_goldens: bool) -> None:
+    """Real lines quoted in the vLLM format reference, one file per section; events reviewed by hand."""
+    from tests.conftest import check_golden, events_jsonl
+
+    run = logscope.load(path, engine="vllm")
+    check_golden(path.with_suffix(".events.jsonl"), events_jsonl(run.events), update_goldens)

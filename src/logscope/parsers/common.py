@@ -60,17 +60,20 @@ def _oom(f: dict[str, Any]) -> dict[str, Any]:
     return {"message": msg[:2000], **detail}
 
 
+def _line_with(phrases: str) -> tuple[Leaf, Leaf]:
+    """(skip, line): skip whole lines up to the first one holding ``phrases`` (a regex alternation)
+    that is not a quoted source line of a traceback (``raise ValueError("No available memory...``)."""
+    line = rf"(?![ \t]*+(?:raise\b|File \"|except\b))[^\n]*?(?:{phrases})"
+    return Leaf(rf"(?:[^\n]*+\n)*?(?={line})"), Leaf(rf"{line}[^\n]*+", "message")
+
+
 def oom_grammar(engine: str) -> Grammar:
     """A CUDA OOM anywhere in a record (a traceback's last line, a warning, a wrapper's message)."""
     return Grammar(
         f"{engine}.oom",
         "oom",
         ("out of memory", "OutOfMemoryError", "not enough GPU memory"),
-        Seq(
-            Leaf(r"[\s\S]*?(?=[^\n]*(?:CUDA out of memory|OutOfMemoryError|Failed to load model - not enough GPU memory))"),
-            Leaf(r"[^\n]*(?:CUDA out of memory|OutOfMemoryError|not enough GPU memory)[^\n]*", "message"),
-            Rest(),
-        ),
+        Seq(*_line_with(r"CUDA out of memory|OutOfMemoryError|Failed to load model - not enough GPU memory"), Rest()),
         build=_oom,
         also=True,
     )
@@ -103,11 +106,7 @@ def kv_capacity_grammar(engine: str) -> Grammar:
         f"{engine}.kv_capacity",
         "kv_capacity",
         ("max seq len", "No available memory for the cache blocks"),
-        Seq(
-            Leaf(r"[\s\S]*?(?=[^\n]*(?:max seq len \(\d|No available memory for the cache blocks))"),
-            Leaf(r"[^\n]*(?:max seq len \(\d|No available memory for the cache blocks)[^\n]*", "message"),
-            Rest(),
-        ),
+        Seq(*_line_with(r"max seq len \(\d|No available memory for the cache blocks"), Rest()),
         build=_kv_capacity,
         also=True,
     )

@@ -16,7 +16,7 @@ _HEADER = re.compile(
 _UVICORN = re.compile(r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+")
 # a second record starting inside a line (a paste that lost its newlines, a tqdm bar without one)
 _GLUED = re.compile(
-    r"(?:\(?[A-Za-z_][\w]*(?: [\w=.-]+)*? pid=\d+(?:, ip=[\d.]+)?\) )?"
+    r"(?:\(?[A-Za-z_][\w]*(?: [\w=.-]+)*? pid=\d+(?:, ip=[\d.]+)?\) )?(?:\[[^\]\n]{1,40}\] )?"
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[?[^\s\]\[:]+:\d+\]"
 )
 _LEVEL_WORDS = ("INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL ")
@@ -50,7 +50,8 @@ class VllmDialect(Dialect):
             return [text]
         pieces: list[str] = []
         start = 0
-        for m in _GLUED.finditer(text, 1):
+        own = _HEADER.match(text)  # the line's own header (with a "[Stage-0] " prefix) is no glue
+        for m in _GLUED.finditer(text, own.end() if own else 1):
             if m.start() <= start:
                 continue
             pieces.append(text[start:m.start()])  # exact slices: the pieces rebuild the line

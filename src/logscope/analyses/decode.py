@@ -1,0 +1,290 @@
+"""The stable decode segment: the decode rate of the run at its concurrency, free of prefill.
+
+Method (per engine, and for the engines' sum under DP):
+
+1. Windows qualify when requests are running, the window held no prefill (vLLM prompt throughput
+   0; SGLang no ``Prefill batch`` line since the previous decode line) and something was generated.
+2. Consecutive qualifying windows at the same running count form a stretch; a window that comes
+   after an idle gap (longer than 1.5 × the logging interval + 1.5 s: vLLM stops logging when idle)
+   starts a new one. One window inside a stretch with another running count or no generation,
+   but no prefill, is bridged and left out of the numbers (a single outlier window).
+3. The plateau is the highest running count that holds for at least ``MIN_SAMPLES`` windows in one
+   stretch: the run's concurrency. Ramp-up and drain windows have other running counts or prefill.
+4. The segment is the longest stretch at the plateau. Its mean, median, min and max are taken over
+   its windows, leaving out a window whose rate is an outlier from the segment's own robust trend
+   (more than 4 scaled MADs and 25 % off), so that one stall does not move the mean. The trend
+   inside the segment (decode slows as the context grows) is reported, never cut on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from logscope.analyses.base import NotApplicable, Result, RunData, is_gap, mean, median, ols, r, theil_sen
+from logscope.analyses.series import Sample, Series, decode_series, summed
+
+MIN_SAMPLES = 3
+
+
+class Trend(BaseModel):
+    """How the decode rate moves inside the segment (least squares over its windows)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    slope_tok_s_per_min: float
+    first_fit_tok_s: float
+    last_fit_tok_s: float
+    change_pct: float = Field(description="fitted change from the segment's first to last window")
+    direction: Literal["falling", "flat", "rising"]
+
+
+class ExcludedWindow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file: str
+    line: int
+    t_s: float
+    gen_tok_s: float
+    running: int
+    reason: str
+
+
+class SegmentBrief(BaseModel):
+    """Another stretch at the plateau, shorter than the chosen one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    samples: int
+    start_line: int
+    end_line: int
+    mean_tok_s: float
+
+
+class DecodeSegment(BaseModel):
+    """The numbers of one stable segment."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    engine: str = Field(description='"engine 0", "DP1", "sum of 2 engines (...)"')
+    concurrency: int = Field(description="running requests on the plateau")
+    samples: int
+    duration_s: float
+    mean_tok_s: float
+    median_tok_s: float
+    min_tok_s: float
+    max_tok_s: float
+    per_request_tok_s: float = Field(description="mean / concurrency")
+    ms_per_token: float = Field(description="1000 / per_request_tok_s")
+    per_request_peak_tok_s: float = Field(description="max / concurrency (a peak figure, not the mean)")
+    ms_per_token_at_peak: float
+    file: str
+    start_line: int
+    end_line: int
+    start_t_s: float
+    end_t_s: float
+    values_tok_s: list[float] = Field(description="the windows' rates used, in time order")
+    trend: Trend | None = None
+    excluded: list[ExcludedWindow] = Field(default_factory=list)
+    other_segments: list[SegmentBrief] = Field(default_factory=list)
+
+
+class StableDecode(Result, DecodeSegment):
+    """The run's stable decode segment (the engines' sum under DP) and each engine's own."""
+
+    source: str
+    window_s: float | None = Field(None, description="the logging interval (median spacing of the lines)")
+    engines: list[DecodeSegment] = Field(default_factory=list, description="per engine, when there are several")
+
+
+@dataclass
+class _Stretch:
+    level: int
+    idx: list[int] = field(default_factory=list)  # qualifying windows
+    bridged: list[int] = field(default_factory=list)  # single odd windows inside
+
+
+def pure_decode(s: Sample) -> bool:
+    return s.running > 0 and s.prefill is not True and s.gen_tok_s > 0
+
+
+def _stretches(samples: list[Sample], level: int, interval: float) -> list[_Stretch]:
+    out: list[_Stretch] = []
+    cur: _Stretch | None = None
+    pending: int | None = None
+    for i, s in enumerate(samples):
+        contiguous = i > 0 and not is_gap(s.t_s - samples[i - 1].t_s, interval)
+        ok = pure_decode(s) and s.running == level
+        if ok:
+            if cur is not None and contiguous and (pending is None or pending == i - 1):
+                if pending is not None:
+                    cur.bridged.append(pending)
+                cur.idx.append(i)
+            else:
+                if cur is not None:
+                    out.append(cur)
+                cur = _Stretch(level, [i])
+            pending = None
+        elif (cur is not None and contiguous and pending is None and s.prefill is False
+              and cur.idx[-1] == i - 1):
+            pending = i
+        else:
+            if cur is not None:
+                out.append(cur)
+            cur, pending = None, None
+    if cur is not None:
+        out.append(cur)
+    return out
+
+
+def _outliers(samples: list[Sample], idx: list[int]) -> list[int]:
+    """Windows whose rate is far off the segment's robust trend (only with 5+ windows)."""
+    if len(idx) < 5:
+        return []
+    xs = [samples[i].t_s for i in idx]
+    ys = [samples[i].gen_tok_s for i in idx]
+    slope, icpt = theil_sen(xs, ys)
+    res = [y - (slope * x + icpt) for x, y in zip(xs, ys, strict=True)]
+    mres = median(res)
+    mad = median([abs(v - mres) for v in res]) * 1.4826
+    thr = max(4 * mad, 0.25 * median(ys))
+    bad = [i for i, v in zip(idx, res, strict=True) if abs(v - mres) > thr]
+    return bad if len(bad) <= max(1, len(idx) // 5) else []
+
+
+def _trend(samples: list[Sample]) -> Trend | None:
+    if len(samples) < 3:
+        return None
+    xs = [s.t_s for s in samples]
+    ys = [s.gen_tok_s for s in samples]
+    slope, icpt = ols(xs, ys)
+    first, last = slope * xs[0] + icpt, slope * xs[-1] + icpt
+    change = (last - first) / first * 100 if first else 0.0
+    direction: Literal["falling", "flat", "rising"] = "flat"
+    if change <= -5:
+        direction = "falling"
+    elif change >= 5:
+        direction = "rising"
+    return Trend(slope_tok_s_per_min=round(slope * 60, 3), first_fit_tok_s=round(first, 2),
+                 last_fit_tok_s=round(last, 2), change_pct=round(change, 1), direction=direction)
+
+
+@dataclass
+class _Found:
+    series: Series
+    segment: DecodeSegment
+    outliers: list[Sample]
+    bridged: list[Sample]
+
+
+def _why_not(series: Series) -> str:
+    ss = series.samples
+    busy = [s for s in ss if s.running > 0]
+    clean = [s for s in busy if pure_decode(s)]
+    what = f"{series.source} of {series.label}"
+    if not ss:
+        return f"no {what}"
+    if not busy:
+        return f"{len(ss)} {what}, none with running requests"
+    if not clean:
+        return (f"{len(ss)} {what}, {len(busy)} with running requests, every one of them with a prefill in its "
+                "window (requests kept arriving): no pure-decode window")
+    levels = sorted({s.running for s in clean})
+    return (f"{len(ss)} {what}, {len(clean)} pure-decode windows, but no {MIN_SAMPLES} consecutive ones at one "
+            f"running count (running varied {levels[0]}-{levels[-1]}; waiting queue or preemptions keep it moving)")
+
+
+def find_segment(series: Series, min_samples: int = MIN_SAMPLES) -> _Found | None:
+    """The stable segment of one series, or None."""
+    ss = series.samples
+    if len(ss) < min_samples:
+        return None
+    interval = series.interval or 10.0
+    levels = sorted({s.running for s in ss if pure_decode(s)}, reverse=True)
+    for level in levels:
+        found = [st for st in _stretches(ss, level, interval) if len(st.idx) >= min_samples]
+        if not found:
+            continue
+
+        def duration(st: _Stretch) -> float:
+            i0 = st.idx[0]
+            lead = ss[i0].t_s - ss[i0 - 1].t_s if i0 > 0 and not is_gap(ss[i0].t_s - ss[i0 - 1].t_s, interval) \
+                else interval
+            return ss[st.idx[-1]].t_s - ss[i0].t_s + lead
+
+        best = max(found, key=lambda st: (len(st.idx), duration(st), -st.idx[0]))
+        out_idx = _outliers(ss, best.idx)
+        used = [ss[i] for i in best.idx if i not in out_idx]
+        vals = [s.gen_tok_s for s in used]
+        mu = mean(vals)
+        excluded = [
+            ExcludedWindow(file=ss[i].file, line=ss[i].line, t_s=ss[i].t_s, gen_tok_s=ss[i].gen_tok_s,
+                           running=ss[i].running,
+                           reason=("outlier: far from the segment's trend" if i in out_idx else
+                                   f"single odd window inside the plateau (running {ss[i].running}"
+                                   f"{', nothing generated' if ss[i].gen_tok_s <= 0 else ''})"))
+            for i in sorted(out_idx + best.bridged)
+        ]
+        others = [
+            SegmentBrief(samples=len(st.idx), start_line=ss[st.idx[0]].line, end_line=ss[st.idx[-1]].last_line,
+                         mean_tok_s=round(mean([ss[i].gen_tok_s for i in st.idx]), 2))
+            for st in found if st is not best
+        ]
+        first, last = ss[best.idx[0]], ss[best.idx[-1]]
+        seg = DecodeSegment(
+            engine=series.label, concurrency=level, samples=len(used), duration_s=round(duration(best), 3),
+            mean_tok_s=round(mu, 2), median_tok_s=round(median(vals), 2), min_tok_s=min(vals), max_tok_s=max(vals),
+            per_request_tok_s=round(mu / level, 3), ms_per_token=round(1000 * level / mu, 2),
+            per_request_peak_tok_s=round(max(vals) / level, 3), ms_per_token_at_peak=round(1000 * level / max(vals), 2),
+            file=first.file, start_line=first.line, end_line=last.last_line, start_t_s=first.t_s, end_t_s=last.t_s,
+            values_tok_s=vals, trend=_trend(used), excluded=excluded, other_segments=others,
+        )
+        return _Found(series, seg, [ss[i] for i in out_idx], [ss[i] for i in best.bridged])
+    return None
+
+
+def _method(f: _Found, n_engines: int) -> str:
+    seg, s = f.segment, f.series
+    iv = s.interval
+    win = f"{s.window}s of ~{iv:g} s" if iv else f"{s.window}s"
+    no_prefill = ("prompt throughput 0.0" if s.source.startswith("vLLM")
+                  else "no Prefill batch line since the previous decode line")
+    txt = (f"Longest run of {seg.samples + len(f.outliers)} consecutive {win} from {s.source} "
+           f"({seg.engine}) with running = {seg.concurrency} (the plateau: highest running count held for "
+           f"{MIN_SAMPLES}+ windows) and {no_prefill}, lines {seg.start_line}-{seg.end_line}; no idle gap inside. "
+           f"Mean, median, min and max of the generation throughput over {seg.samples} windows")
+    if f.outliers:
+        txt += (f", leaving out {len(f.outliers)} outlier window(s) (line "
+                f"{', '.join(str(o.line) for o in f.outliers)}: off the segment's robust trend by > 4 MAD and > 25 %)")
+    if f.bridged:
+        txt += f"; {len(f.bridged)} single odd window(s) inside the plateau bridged and left out"
+    txt += (f". Per request = mean / {seg.concurrency} running; ms/token = 1000 / per request. "
+            "The trend is a least-squares line through the windows (reported, not cut on).")
+    if n_engines > 1:
+        txt += (f" Under DP the top-level figures are the sum of {n_engines} engines' windows matched by time; "
+                "each engine's own segment is under `engines`.")
+    if s.samples and any(x.prefill is None for x in s.samples[1:]) and s.source.startswith("vLLM"):
+        txt += " This vLLM stats line has no prompt throughput, so prefill windows could not be excluded."
+    return txt
+
+
+def stable_decode(data: RunData) -> StableDecode | NotApplicable:
+    """The run's stable decode segment (see the module docstring for the method)."""
+    series = decode_series(data)
+    if not series:
+        return NotApplicable(reason="no decode-rate lines: neither vLLM stats lines (`Avg generation throughput`) "
+                                    "nor SGLang `Decode batch` lines were found")
+    per = [(s, find_segment(s)) for s in series]
+    total = summed(series)
+    main_series = total if total is not None else series[0]
+    main = find_segment(main_series)
+    if main is None:
+        reasons = "; ".join(_why_not(s) for s in ([total] if total is not None else []) + series)
+        return NotApplicable(reason=f"no stable decode segment: {reasons}")
+    engines = [f.segment for _s, f in per if f is not None] if len(series) > 1 else []
+    return StableDecode(
+        method=_method(main, len(series)), source=main_series.source, window_s=r(main_series.interval, 3),
+        engines=engines, **main.segment.model_dump(),
+    )
