@@ -17,10 +17,10 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from logscope.errors import UnreadableInput
 
@@ -154,43 +154,103 @@ def _line_blocks(chunks: Iterator[bytes], name: str, stats: ReadStats) -> Iterat
 _SPECIAL = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
-def read_lines(path: str, stats: ReadStats | None = None) -> Iterator[Line]:
-    """Physical lines of one input (file, ``.gz``, or ``-``), numbered from 1."""
+@dataclass
+class Sparse:
+    """Ask ``read_lines`` for only the lines that can matter.
+
+    ``scanner.scan(block)`` gives offsets of anchors and special bytes; ``want_next()`` says that
+    the consumer holds a record that the next line may continue (so it must see it). The first
+    ``head`` lines are always read whole (engine detection, the run's first timestamp).
+    """
+
+    scanner: Any
+    want_next: Callable[[], bool]
+    head: int = 3000
+
+
+def read_lines(path: str, stats: ReadStats | None = None, sparse: Sparse | None = None) -> Iterator[Line]:
+    """Physical lines of one input (file, ``.gz``, or ``-``), numbered from 1.
+
+    With ``sparse``, lines that hold no anchor are counted but not produced (see ``Sparse``).
+    """
     stats = stats if stats is not None else ReadStats()
     stats.files.append(path)
     stream = _open(path)
     number = 0
     try:
         for block in _line_blocks(_raw_chunks(stream, path, stats), path, stats):
-            text = block.decode("utf-8", errors="replace")
-            bad = text.count("\ufffd") + text.count("\x00")
-            if "\x1b" in text:
-                text = ANSI_RE.sub("", text)
-            if bad * 4 > len(text):
-                # mostly binary: count its lines as junk, keep them as text for accounting
-                junk = True
-            else:
-                junk = False
-            for piece in text.splitlines(keepends=True):
-                number += 1
-                if piece.endswith("\r\n"):
-                    body, cont = piece[:-2], True
-                elif piece.endswith(("\n", "\r")) or _SPECIAL.match(piece[-1:]):
-                    body, cont = piece[:-1], False
-                else:
-                    body, cont = piece, False
-                if junk or not body.strip():
-                    if junk:
-                        stats.junk_lines += 1
-                else:
-                    stats.text_lines += 1
-                yield Line(path, number, body, cont)
+            if sparse is not None and number >= sparse.head:
+                number = yield from _sparse_block(block, path, number, stats, sparse)
+                continue
+            text, junk = _decode(block)
+            for line in _lines_of(text, path, number, stats, junk):
+                number = line.number
+                yield line
     except OSError as exc:
         stats.notes.append(f"{path}: read failed ({exc}); read what came before it")
     finally:
         stats.lines += number
         if stream is not sys.stdin.buffer:
             stream.close()
+
+
+def _lines_of(text: str, path: str, number: int, stats: ReadStats, junk: bool) -> Iterator[Line]:
+    for piece in text.splitlines(keepends=True):
+        number += 1
+        if piece.endswith("\r\n"):
+            body, cont = piece[:-2], True
+        elif piece.endswith(("\n", "\r")) or _SPECIAL.match(piece[-1:]):
+            body, cont = piece[:-1], False
+        else:
+            body, cont = piece, False
+        if junk:
+            stats.junk_lines += 1
+        elif body.strip():
+            stats.text_lines += 1
+        yield Line(path, number, body, cont)
+
+
+def _decode(chunk: bytes) -> tuple[str, bool]:
+    text = chunk.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd") + text.count("\x00")
+    if "\x1b" in text:
+        text = ANSI_RE.sub("", text)
+    return text, bad * 4 > len(text)
+
+
+def _sparse_block(block: bytes, path: str, number: int, stats: ReadStats, sparse: Sparse) -> Generator[Line, None, int]:
+    """Yield the lines of ``block`` that hold a hit or that the consumer asks for; count the rest."""
+    hits = sparse.scanner.scan(block)
+    pos = 0  # start of the first line not yet seen
+    n = len(block)
+    hi = 0
+    nhits = len(hits)
+    while pos < n:
+        if sparse.want_next():
+            start = pos
+        else:
+            while hi < nhits and hits[hi] < pos:
+                hi += 1
+            if hi == nhits:
+                break
+            start = block.rfind(b"\n", pos, hits[hi]) + 1 or pos
+            if start < pos:
+                start = pos
+            skipped = block.count(b"\n", pos, start)
+            number += skipped
+            stats.text_lines += skipped
+        end = block.find(b"\n", start)
+        end = n if end < 0 else end + 1
+        text, junk = _decode(block[start:end])
+        for line in _lines_of(text, path, number, stats, junk):
+            number = line.number
+            yield line
+        pos = end
+    if pos < n:
+        rest = block.count(b"\n", pos, n) + (0 if block.endswith(b"\n") else 1)
+        number += rest
+        stats.text_lines += rest
+    return number
 
 
 def is_gzip(path: str) -> bool:

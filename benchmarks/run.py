@@ -1,0 +1,137 @@
+"""Speed of logscope on one big log, next to the reference points, with ratios.
+
+    python benchmarks/make_log.py --profile vllm-requests --size 300M -o /tmp/bench/vllm-300M.log
+    python benchmarks/run.py /tmp/bench/vllm-300M.log
+
+Measured on the same file, in one run:
+- ``logscope events --format jsonl > /dev/null`` and ``logscope analyze --format json``: wall time,
+  MB/s, lines/s, events/s, peak RSS (each in its own process);
+- ``grep -c`` with the dialect's anchors (``-F -e ...``): the floor of "find the lines that matter";
+- Python's bare line iteration over the file (``for line in f: pass``);
+- on the lines that match a grammar: events/s of the compiled fast path against a plain pyparsing
+  parse of the same lines (the naive design), timed on a sample and extrapolated.
+Counts are checked against the generator's sidecar (``<log>.json``) when there is one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _child(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, float, bytes]:
+    """(seconds, peak RSS in MB, stdout) of one child process."""
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE, check=False)
+    dt = time.perf_counter() - t0
+    if p.returncode not in (0, 1):
+        sys.exit(f"{' '.join(cmd[:4])} failed: {p.stderr.decode(errors='replace')[-500:]}")
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return dt, rss, p.stdout or b""
+
+
+def _python_loop(path: str) -> float:
+    t0 = time.perf_counter()
+    with open(path, "rb") as fh:
+        for _line in fh:
+            pass
+    return time.perf_counter() - t0
+
+
+def _grammar_speed(path: str, engine: str, sample: int = 2000) -> dict[str, float]:
+    """events/s of the compiled path and of pyparsing on lines that match a grammar."""
+    from logscope.parsers import dialect
+    from logscope.parsers.framing import read_lines
+
+    d = dialect(engine)
+    msgs: list[str] = []
+    for ln in read_lines(path):
+        parsed = d.header(ln.text.split(") ", 1)[-1] if ln.text.startswith("(") else ln.text)
+        msg = parsed[1] if parsed else ln.text
+        if any(g.match(msg) for g in d.candidates(msg) if not g.also):
+            msgs.append(msg)
+            if len(msgs) >= sample:
+                break
+    if not msgs:
+        return {}
+
+    def run(ref: bool) -> float:
+        t0 = time.perf_counter()
+        for m in msgs:
+            for g in d.candidates(m):
+                if (g.match_pp(m) if ref else g.match(m)) is not None:
+                    break
+        return len(msgs) / (time.perf_counter() - t0)
+
+    fast = max(run(False) for _ in range(3))
+    ref = run(True)
+    return {"lines": len(msgs), "compiled_lines_s": fast, "pyparsing_lines_s": ref, "ratio": fast / ref}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("log")
+    ap.add_argument("--engine", default="vllm")
+    ap.add_argument("--skip-analyze", action="store_true")
+    a = ap.parse_args(argv)
+    path = a.log
+    size_mb = os.path.getsize(path) / 1e6
+    exe = [sys.executable, "-m", "logscope"]
+    print(f"file: {path} ({size_mb:.1f} MB)")
+
+    from logscope.parsers import dialect
+    from logscope.parsers.scan import scanner
+
+    anchors = sorted({x for g in dialect(a.engine).grammars for x in g.anchors})
+    sc = scanner(anchors)
+    print(f"anchors: {len(anchors)}, scanner: {sc.name}")
+
+    lines = sum(1 for _ in open(path, "rb"))
+    t_loop = _python_loop(path)
+    grep_args = ["grep", "-c", "-F"] + [y for x in anchors for y in ("-e", x)] + [path]
+    t_grep, _, out = _child(grep_args, stdout=None)
+    t_ev, rss_ev, out_ev = _child([*exe, "events", path, "--engine", a.engine, "--format", "jsonl"], stdout=None)
+    n_events = out_ev.count(b"\n")
+    rows = [
+        ("python line loop", t_loop, None),
+        (f"grep -c ({len(anchors)} anchors)", t_grep, None),
+        ("logscope events", t_ev, rss_ev),
+    ]
+    if not a.skip_analyze:
+        t_an, rss_an, _ = _child([*exe, "analyze", path, "--engine", a.engine, "--format", "json"])
+        rows.append(("logscope analyze", t_an, rss_an))
+    print(f"lines: {lines:,}  events: {n_events:,}  grep matches: {out.decode().strip()}")
+    print(f"{'what':32} {'s':>8} {'MB/s':>8} {'lines/s':>12} {'RSS MB':>8}")
+    for name, t, rss in rows:
+        print(f"{name:32} {t:8.2f} {size_mb / t:8.1f} {lines / t:12,.0f} {'' if rss is None else f'{rss:8.0f}'}")
+    print(f"events vs grep: {t_grep / t_ev:.2f}x grep's speed; events/s: {n_events / t_ev:,.0f}")
+    g = _grammar_speed(path, a.engine)
+    if g:
+        print(
+            f"matching lines ({g['lines']}): compiled {g['compiled_lines_s']:,.0f}/s, "
+            f"pyparsing {g['pyparsing_lines_s']:,.0f}/s, ratio {g['ratio']:.1f}x"
+        )
+    side = Path(path + ".json")
+    if side.exists():
+        want = json.loads(side.read_text())["counts"]
+        kinds: dict[str, int] = {}
+        for line in out_ev.splitlines():
+            k = json.loads(line)["kind"]
+            kinds[k] = kinds.get(k, 0) + 1
+        for k, v in want.items():
+            if k in kinds:
+                status = "ok" if kinds[k] >= v else "MISSING"
+                print(f"count {k}: {kinds[k]} (generator wrote {v}) {status}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
