@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from logscope.errors import LogscopeError, UnreadableInput
 from logscope.events import Event
 from logscope.parsers import detect, dialect
+from logscope.parsers.bench import result_file_events
 from logscope.parsers.framing import Line, ReadStats, expand_paths, read_lines
 from logscope.parsers.pipeline import CUM_DAYS, Parser
 
@@ -51,10 +52,13 @@ class Run:
         return frame(self.events, kind)
 
     def analyze(self) -> Any:
-        """The full report (analyses and findings)."""
+        """The full report: every analysis, and the digest's findings (worst first)."""
         from logscope.analyses.report import build_report
+        from logscope.digest import run_rules
 
-        return build_report(self)
+        report = build_report(self)
+        report.findings = run_rules(self, report)
+        return report
 
 
 def _with_lookahead(lines: Iterator[Line], n: int) -> tuple[list[Line], Iterator[Line]]:
@@ -72,6 +76,9 @@ def iter_file_events(
 ) -> tuple[str | None, Iterator[Event]]:
     """(engine, events) of one file, streaming. ``engine="auto"`` detects it from the first lines."""
     stats = stats if stats is not None else ReadStats()
+    results = result_file_events(path, stats)
+    if results is not None:  # a benchmark client's --save-result JSON / JSONL file
+        return None, iter(results)
     lines = read_lines(path, stats)
     if engine == "auto":
         head, lines = _with_lookahead(lines, 3000)
@@ -115,13 +122,15 @@ def load(
     engine: str | None = "auto",
     *,
     keep_unparsed: bool = True,
+    stats: ReadStats | None = None,
 ) -> Run:
     """Parse one run (one or several files) into a ``Run``.
 
+    ``stats`` (optional) is updated while reading (``stats.bytes``: for a progress display).
     Raises ``UnreadableInput`` when nothing in the input was text.
     """
     files = expand_paths([paths] if isinstance(paths, str | os.PathLike) else paths)
-    stats = ReadStats()
+    stats = stats if stats is not None else ReadStats()
     per_file: list[list[Event]] = []
     engines: list[str | None] = []
     for f in files:

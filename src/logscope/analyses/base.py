@@ -62,6 +62,7 @@ class RunData:
     events: Sequence[Event]
     engine: str | None = None
     files: list[str] = field(default_factory=list)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)  # results shared between analyses
 
     @classmethod
     def of(cls, run: RunLike | RunData) -> RunData:
@@ -141,13 +142,15 @@ def ols(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
 
 
 def theil_sen(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
-    """(slope, intercept) robust to a few outliers: median of pairwise slopes."""
-    slopes = [
-        (ys[j] - ys[i]) / (xs[j] - xs[i])
-        for i in range(len(xs))
-        for j in range(i + 1, len(xs))
-        if xs[j] != xs[i]
-    ]
+    """(slope, intercept) robust to a few outliers: median of pairwise slopes (for long series, of the
+    pairs half the series apart, which keeps it linear in time)."""
+    n = len(xs)
+    if n > 300:
+        h = n // 2
+        pairs = [(i, i + h) for i in range(n - h)]
+    else:
+        pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    slopes = [(ys[j] - ys[i]) / (xs[j] - xs[i]) for i, j in pairs if xs[j] != xs[i]]
     slope = median(slopes) if slopes else 0.0
     return slope, median([y - slope * x for x, y in zip(xs, ys, strict=True)])
 
@@ -170,5 +173,15 @@ def is_gap(dt: float, interval: float) -> bool:
     return dt > 1.5 * interval + 1.5
 
 
-def to_dict(x: Any) -> Any:
-    return x.model_dump(mode="json") if isinstance(x, BaseModel) else x
+def bursts(times: Sequence[float], gap: float = 30.0) -> list[list[int]]:
+    """Indexes of ``times`` (sorted) grouped into bursts separated by more than ``gap`` seconds.
+
+    Lines printed by every rank for one step arrive within seconds of each other; the next step
+    (a draft model's load after the target's, another kind of graph capture) comes later."""
+    out: list[list[int]] = []
+    for i, t in enumerate(times):
+        if out and t - times[out[-1][-1]] <= gap:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out

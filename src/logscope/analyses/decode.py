@@ -12,8 +12,9 @@ Method (per engine, and for the engines' sum under DP):
    stretch: the run's concurrency. Ramp-up and drain windows have other running counts or prefill.
 4. The segment is the longest stretch at the plateau. Its mean, median, min and max are taken over
    its windows, leaving out a window whose rate is an outlier from the segment's own robust trend
-   (more than 4 scaled MADs and 25 % off), so that one stall does not move the mean. The trend
-   inside the segment (decode slows as the context grows) is reported, never cut on.
+   (more than 5 scaled MADs and 50 % off: a stall or a doubled window), so that one stall does not
+   move the mean. The trend inside the segment (decode slows as the context grows) is reported,
+   never cut on.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import NotApplicable, Result, RunData, is_gap, mean, median, ols, r, theil_sen
-from logscope.analyses.series import Sample, Series, decode_series, summed
+from logscope.analyses.series import Sample, Series, decode_series
+from logscope.analyses.series import main_series as main_series_of
 
 MIN_SAMPLES = 3
 
@@ -63,6 +65,19 @@ class SegmentBrief(BaseModel):
     mean_tok_s: float
 
 
+class PlateauSummary(BaseModel):
+    """Every stretch at the plateau pooled (useful when the workload comes in waves)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stretches: int
+    samples: int
+    mean_tok_s: float
+    median_tok_s: float
+    min_tok_s: float
+    max_tok_s: float
+
+
 class DecodeSegment(BaseModel):
     """The numbers of one stable segment."""
 
@@ -89,6 +104,7 @@ class DecodeSegment(BaseModel):
     trend: Trend | None = None
     excluded: list[ExcludedWindow] = Field(default_factory=list)
     other_segments: list[SegmentBrief] = Field(default_factory=list)
+    all_plateau: PlateauSummary | None = Field(None, description="all stretches at the plateau pooled, when several")
 
 
 class StableDecode(Result, DecodeSegment):
@@ -149,7 +165,7 @@ def _outliers(samples: list[Sample], idx: list[int]) -> list[int]:
     res = [y - (slope * x + icpt) for x, y in zip(xs, ys, strict=True)]
     mres = median(res)
     mad = median([abs(v - mres) for v in res]) * 1.4826
-    thr = max(4 * mad, 0.25 * median(ys))
+    thr = max(5 * mad, 0.5 * median(ys))
     bad = [i for i, v in zip(idx, res, strict=True) if abs(v - mres) > thr]
     return bad if len(bad) <= max(1, len(idx) // 5) else []
 
@@ -183,17 +199,18 @@ def _why_not(series: Series) -> str:
     ss = series.samples
     busy = [s for s in ss if s.running > 0]
     clean = [s for s in busy if pure_decode(s)]
-    what = f"{series.source} of {series.label}"
+    what = f"{len(ss)} {series.source} of {series.label}"
     if not ss:
-        return f"no {what}"
+        return f"no {series.source} of {series.label}"
     if not busy:
-        return f"{len(ss)} {what}, none with running requests"
+        return f"{what}, none with running requests"
     if not clean:
-        return (f"{len(ss)} {what}, {len(busy)} with running requests, every one of them with a prefill in its "
-                "window (requests kept arriving): no pure-decode window")
+        return (f"{what}, {len(busy)} with running requests, every one of them with a prefill in its window "
+                "(requests kept arriving): no pure-decode window")
     levels = sorted({s.running for s in clean})
-    return (f"{len(ss)} {what}, {len(clean)} pure-decode windows, but no {MIN_SAMPLES} consecutive ones at one "
-            f"running count (running varied {levels[0]}-{levels[-1]}; waiting queue or preemptions keep it moving)")
+    spread = f"running {levels[0]}" if len(levels) == 1 else f"running varied {levels[0]}-{levels[-1]}"
+    return (f"{what}, {len(clean)} pure-decode window(s), but no {MIN_SAMPLES} consecutive ones at one running "
+            f"count ({spread}; a waiting queue, preemptions or too few lines keep it from a plateau)")
 
 
 def find_segment(series: Series, min_samples: int = MIN_SAMPLES) -> _Found | None:
@@ -232,6 +249,11 @@ def find_segment(series: Series, min_samples: int = MIN_SAMPLES) -> _Found | Non
                          mean_tok_s=round(mean([ss[i].gen_tok_s for i in st.idx]), 2))
             for st in found if st is not best
         ]
+        pooled = None
+        if others:
+            allv = [ss[i].gen_tok_s for st in found for i in st.idx if not (st is best and i in out_idx)]
+            pooled = PlateauSummary(stretches=len(found), samples=len(allv), mean_tok_s=round(mean(allv), 2),
+                                    median_tok_s=round(median(allv), 2), min_tok_s=min(allv), max_tok_s=max(allv))
         first, last = ss[best.idx[0]], ss[best.idx[-1]]
         seg = DecodeSegment(
             engine=series.label, concurrency=level, samples=len(used), duration_s=round(duration(best), 3),
@@ -239,7 +261,7 @@ def find_segment(series: Series, min_samples: int = MIN_SAMPLES) -> _Found | Non
             per_request_tok_s=round(mu / level, 3), ms_per_token=round(1000 * level / mu, 2),
             per_request_peak_tok_s=round(max(vals) / level, 3), ms_per_token_at_peak=round(1000 * level / max(vals), 2),
             file=first.file, start_line=first.line, end_line=last.last_line, start_t_s=first.t_s, end_t_s=last.t_s,
-            values_tok_s=vals, trend=_trend(used), excluded=excluded, other_segments=others,
+            values_tok_s=vals, trend=_trend(used), excluded=excluded, other_segments=others, all_plateau=pooled,
         )
         return _Found(series, seg, [ss[i] for i in out_idx], [ss[i] for i in best.bridged])
     return None
@@ -257,7 +279,7 @@ def _method(f: _Found, n_engines: int) -> str:
            f"Mean, median, min and max of the generation throughput over {seg.samples} windows")
     if f.outliers:
         txt += (f", leaving out {len(f.outliers)} outlier window(s) (line "
-                f"{', '.join(str(o.line) for o in f.outliers)}: off the segment's robust trend by > 4 MAD and > 25 %)")
+                f"{', '.join(str(o.line) for o in f.outliers)}: off the segment's robust trend by > 5 MAD and > 50 %)")
     if f.bridged:
         txt += f"; {len(f.bridged)} single odd window(s) inside the plateau bridged and left out"
     txt += (f". Per request = mean / {seg.concurrency} running; ms/token = 1000 / per request. "
@@ -277,9 +299,9 @@ def stable_decode(data: RunData) -> StableDecode | NotApplicable:
         return NotApplicable(reason="no decode-rate lines: neither vLLM stats lines (`Avg generation throughput`) "
                                     "nor SGLang `Decode batch` lines were found")
     per = [(s, find_segment(s)) for s in series]
-    total = summed(series)
-    main_series = total if total is not None else series[0]
-    main = find_segment(main_series)
+    main_series = main_series_of(data) or series[0]
+    total = main_series if len(series) > 1 else None
+    main = per[0][1] if total is None else find_segment(main_series)
     if main is None:
         reasons = "; ".join(_why_not(s) for s in ([total] if total is not None else []) + series)
         return NotApplicable(reason=f"no stable decode segment: {reasons}")

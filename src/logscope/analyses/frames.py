@@ -37,10 +37,19 @@ def schema(kind: str) -> dict[str, pl.DataType]:
     return {name: _dtype(f.annotation) for name, f in model.model_fields.items()}
 
 
-def _cell(value: Any, dtype: pl.DataType) -> Any:
-    if isinstance(value, dict):
-        return json.dumps(value, default=str, sort_keys=True)
-    return value
+def _dict_fields(kind: str) -> set[str]:
+    model = EVENT_TYPES[kind]
+    out = set()
+    for name, f in model.model_fields.items():
+        ann = f.annotation
+        args = typing.get_args(ann)
+        if ann is dict or typing.get_origin(ann) is dict or any(a is dict or typing.get_origin(a) is dict for a in args):
+            out.add(name)
+    return out
+
+
+def _json(value: Any) -> Any:
+    return json.dumps(value, default=str, sort_keys=True) if isinstance(value, dict) else value
 
 
 def frame(events: Sequence[Event], kind: str, *, seq: bool = False) -> pl.DataFrame:
@@ -50,14 +59,15 @@ def frame(events: Sequence[Event], kind: str, *, seq: bool = False) -> pl.DataFr
     which stays meaningful across files (line numbers restart in each file).
     """
     sch = schema(kind)
-    cols: dict[str, list[Any]] = {name: [] for name in sch}
-    order: list[int] = []
-    for i, e in enumerate(events):
-        if e.kind != kind:
-            continue
-        order.append(i)
-        for name, dtype in sch.items():
-            cols[name].append(_cell(getattr(e, name), dtype))
+    dicts = _dict_fields(kind)
+    order = [i for i, e in enumerate(events) if e.kind == kind]
+    rows = [events[i] for i in order]
+    cols: dict[str, list[Any]] = {}
+    for name in sch:
+        values = [getattr(e, name) for e in rows]
+        if name in dicts:  # JSON text: a dict's keys differ from row to row
+            values = [_json(v) for v in values]
+        cols[name] = values
     df = pl.DataFrame(cols, schema=sch)
     if seq:
         df = df.with_columns(pl.Series("seq", order, dtype=pl.Int64)).select(["seq", *sch])

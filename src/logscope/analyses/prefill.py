@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Any
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import NotApplicable, Result, RunData, is_gap, mean, median, r
 from logscope.analyses.decode import StableDecode, pure_decode
-from logscope.analyses.series import Sample, Series, decode_series, summed
+from logscope.analyses.series import Sample, main_series
 
 STARVATION_PCT = 25.0
 
@@ -51,6 +52,7 @@ class ChunkSeries(BaseModel):
     new_tokens: int = Field(description="tokens prefilled over the chunks (the prompt, less cached tokens)")
     tok_s: list[float]
     decay_pct: float = Field(description="last chunk's rate vs the first's, in percent (negative: slower)")
+    excluded_chunks: list[int] = Field(default_factory=list, description="1-based chunks whose rate spans an idle pause")
 
 
 class StarvedWindow(BaseModel):
@@ -75,6 +77,7 @@ class DecodeStarvation(Result):
     prefill_windows: int = Field(description="windows with running requests and a prefill in progress")
     windows: list[StarvedWindow] = Field(default_factory=list)
     long_prefill_token_threshold: int | None = None
+    boundary_lines: list[int] = Field(default_factory=list, description="windows in which the last prefill ended")
 
 
 class Prefill(Result):
@@ -97,13 +100,6 @@ def _stats(vals: list[float]) -> RateStats:
                      min_tok_s=min(vals), max_tok_s=max(vals))
 
 
-def _main_series(data: RunData) -> Series | None:
-    series = decode_series(data)
-    if not series:
-        return None
-    return summed(series) or series[0]
-
-
 def _version(text: str | None) -> tuple[int, ...] | None:
     if not text:
         return None
@@ -112,7 +108,7 @@ def _version(text: str | None) -> tuple[int, ...] | None:
 
 
 def _vllm_prefill(data: RunData) -> Prefill | NotApplicable:
-    s = _main_series(data)
+    s = main_series(data)
     if s is None or not s.source.startswith("vLLM"):
         return NotApplicable(reason="no vLLM stats lines")
     ss = s.samples
@@ -142,6 +138,9 @@ def _vllm_prefill(data: RunData) -> Prefill | NotApplicable:
                    chunk_size=data.settings.int("chunk_size"), **st.model_dump())
 
 
+IDLE_GAP_S = 10.0
+
+
 def _chunk_size(data: RunData, pf: pl.DataFrame) -> tuple[int | None, str]:
     c = data.settings.int("chunk_size")
     if c and c > 0:
@@ -155,55 +154,83 @@ def _chunk_size(data: RunData, pf: pl.DataFrame) -> tuple[int | None, str]:
     return None, ""
 
 
-def chunk_series(data: RunData) -> tuple[list[ChunkSeries], int | None, str]:
-    """Per-request chunk rates from SGLang prefill lines: (series, chunk size, note on method)."""
+def _prefill_rows(data: RunData) -> list[list[dict[str, Any]]]:
+    """SGLang prefill lines per DP group, each with ``rate`` (the batch's own rate, shifted back one line
+    where the version prints the previous batch's), ``warmup`` (before the ready line) and ``idle`` (the
+    rate spans an idle period: SGLang divides by the time since the previous prefill line)."""
     pf = data.frame("prefill_batch").filter(pl.col("t_s").is_not_null())
     if pf.height == 0:
-        return [], None, ""
+        return []
     pf = pf.with_columns(pl.coalesce(pl.col("dp_rank"), pl.lit(0)).alias("key")).sort("seq")
-    chunk, how = _chunk_size(data, pf)
-    if chunk is None:
-        return [], None, ""
+    ready = data.ready_seq()
     ver = _version(data.engine_version)
     lagged = ver is not None and ver < (0, 5, 11)
-    out: list[ChunkSeries] = []
+    out: list[list[dict[str, Any]]] = []
     for (_key,), g in pf.group_by("key", maintain_order=True):
-        rows = list(g.sort("seq").iter_rows(named=True))
+        rows = [dict(row) for row in g.sort("seq").iter_rows(named=True)]
         rates = [row["input_tok_s"] for row in rows]
+        gaps = [None] + [b["t_s"] - a["t_s"] for a, b in zip(rows, rows[1:], strict=False)]
         if lagged:  # <= 0.5.10 prints the previous batch's rate: shift it back one line
-            rates = rates[1:] + [None]
+            rates, gaps = rates[1:] + [None], gaps[1:] + [None]
+        typical = median([x for x in gaps if x is not None and x > 0] or [1.0])
+        for row, rate, gap in zip(rows, rates, gaps, strict=True):
+            row["rate"] = rate
+            row["warmup"] = ready is not None and row["seq"] < ready
+            row["idle"] = gap is None or gap > max(IDLE_GAP_S, 5 * typical)
+        out.append(rows)
+    return out
+
+
+def _close(rows: list[dict[str, Any]], cur: list[int]) -> list[ChunkSeries]:
+    """The chunk series of the lines ``cur``: two chunks or more with a usable rate."""
+    if len(cur) < 2:
+        return []
+    keep = [i for i in cur if not rows[i]["idle"] and rows[i]["rate"] is not None and rows[i]["rate"] > 0]
+    if len(keep) < 2:
+        return []
+    tok = [float(rows[i]["rate"]) for i in keep]
+    return [ChunkSeries(
+        request=0, file=rows[cur[0]]["file"], start_line=rows[cur[0]]["line"], end_line=rows[cur[-1]]["line"],
+        chunks=len(cur), new_tokens=sum(rows[i]["new_token"] for i in cur), tok_s=tok,
+        decay_pct=round((tok[-1] / tok[0] - 1) * 100, 1),
+        excluded_chunks=[k + 1 for k, i in enumerate(cur) if i not in keep],
+    )]
+
+
+def chunk_series(data: RunData) -> tuple[list[ChunkSeries], int | None, str]:
+    """Per-request chunk rates from SGLang prefill lines: (series, chunk size, note on method)."""
+    groups = _prefill_rows(data)
+    if not groups:
+        return [], None, ""
+    chunk, how = _chunk_size(data, data.frame("prefill_batch"))
+    if chunk is None:
+        return [], None, ""
+    out: list[ChunkSeries] = []
+    for rows in groups:
         cur: list[int] = []
-
-        def close(cur: list[int]) -> None:
-            vals = [rates[i] for i in cur]
-            if len(cur) >= 2 and all(v is not None and v > 0 for v in vals):
-                tok = [float(v) for v in vals if v is not None]
-                out.append(ChunkSeries(
-                    request=0, file=rows[cur[0]]["file"], start_line=rows[cur[0]]["line"],
-                    end_line=rows[cur[-1]]["line"], chunks=len(cur),
-                    new_tokens=sum(rows[i]["new_token"] for i in cur), tok_s=tok,
-                    decay_pct=round((tok[-1] / tok[0] - 1) * 100, 1),
-                ))
-
         for i, row in enumerate(rows):
             single = row["new_seq"] == 1
-            if cur and (not single or row["running"] > rows[cur[-1]]["running"]):
-                close(cur)
+            grew = cur and row["running"] is not None and rows[cur[-1]]["running"] is not None \
+                and row["running"] > rows[cur[-1]]["running"]
+            if cur and (not single or grew or row["idle"] and len(cur) > 0 and row["warmup"]):
+                out += _close(rows, cur)
                 cur = []
-            if not single:
+            if not single or row["warmup"]:
                 continue
             cur.append(i)
             if row["new_token"] < chunk:  # the request's last, shorter chunk
-                close(cur)
+                out += _close(rows, cur)
                 cur = []
-        if cur:
-            close(cur)
+        out += _close(rows, cur)
     out.sort(key=lambda c: (c.file, c.start_line))
     numbered = [c.model_copy(update={"request": k + 1}) for k, c in enumerate(out)]
     note = (f"Chunk series: consecutive Prefill batch lines of one DP group with #new-seq 1 and #new-token = the "
-            f"chunk size {chunk} ({how}), ended by the request's shorter last chunk or by #running-req growing; "
-            f"decay = last chunk's input throughput / first's - 1")
-    if lagged:
+            f"chunk size {chunk} ({how}), ended by the request's shorter last chunk or by #running-req growing "
+            f"(the request joined the running batch); decay = last chunk's input throughput / first's - 1. A chunk "
+            f"whose line comes after an idle pause (> {IDLE_GAP_S:g} s and 5x the usual spacing since the previous "
+            f"prefill line) is left out (`excluded_chunks`): SGLang divides by the time since that line, idle included")
+    ver = _version(data.engine_version)
+    if ver is not None and ver < (0, 5, 11):
         note += (f"; SGLang {data.engine_version} prints the previous batch's rate on each prefill line, so rates "
                  f"were shifted back one line")
     return numbered, chunk, note
@@ -213,13 +240,21 @@ def _sglang_prefill(data: RunData) -> Prefill | NotApplicable:
     pf = data.frame("prefill_batch")
     if pf.height == 0:
         return NotApplicable(reason="no SGLang Prefill batch lines")
-    vals = [float(v) for v in pf["input_tok_s"].drop_nulls().to_list() if v > 0]
-    if not vals:
+    rows = [row for g in _prefill_rows(data) for row in g if row["rate"] is not None and row["rate"] > 0]
+    if not rows:
         return NotApplicable(reason=f"{pf.height} Prefill batch lines, none with `input throughput (token/s)` "
                                     "(SGLang prints it from 0.5.9 on, or in PD-disaggregation prefill mode)")
+    used = [row for row in rows if not row["warmup"] and not row["idle"]] or rows
+    vals = [float(row["rate"]) for row in used]
+    dropped_warm = sum(1 for row in rows if row["warmup"])
+    dropped_idle = sum(1 for row in rows if row["idle"] and not row["warmup"])
     series, chunk, note = chunk_series(data)
-    method = (f"Input throughput of the {len(vals)} Prefill batch lines that print it (each the rate of one "
-              f"prefill batch on its DP group): mean, median, min and max.")
+    method = (f"Input throughput of {len(vals)} Prefill batch lines (each the rate of one prefill batch on its DP "
+              f"group): mean, median, min and max")
+    if used is not rows and (dropped_warm or dropped_idle):
+        method += (f", leaving out {dropped_warm} warm-up line(s) before the ready line and {dropped_idle} line(s) "
+                   f"after an idle pause (their rate counts the idle time)")
+    method += "."
     if note:
         method += " " + note + "."
     st = _stats(vals)
@@ -229,7 +264,7 @@ def _sglang_prefill(data: RunData) -> Prefill | NotApplicable:
 
 
 def decode_starvation(data: RunData, stable: StableDecode | NotApplicable) -> DecodeStarvation | NotApplicable:
-    s = _main_series(data)
+    s = main_series(data)
     if s is None:
         return NotApplicable(reason="no decode-rate lines")
     ss = s.samples
@@ -242,18 +277,39 @@ def decode_starvation(data: RunData, stable: StableDecode | NotApplicable) -> De
             return NotApplicable(reason="no pure-decode window to take a reference decode rate from")
         ref = median(clean)
         how = f"the median per-request rate of the {len(clean)} pure-decode windows ({ref:.3g} tok/s)"
-    mixed = [x for x in ss if x.running > 0 and x.prefill is True]
+    # vLLM counts the request being prefilled as running: a starved window needs another one beside it.
+    # SGLang's decode line leaves the in-progress chunked request out of #running-req.
+    vllm = s.source.startswith("vLLM")
+    min_running = 2 if vllm else 1
+    iv = s.interval or 10.0
+    mixed: list[Sample] = []
+    boundary: list[Sample] = []
+    for i, x in enumerate(ss):
+        if not (x.window_known and x.running >= min_running and x.prefill is True):
+            continue
+        nxt = ss[i + 1] if i + 1 < len(ss) else None
+        # the window in which the last prefill ended: decode started inside it, so its rate mixes both
+        if (vllm and x.waiting == 0 and nxt is not None and nxt.prefill is False and nxt.running > 0
+                and not is_gap(nxt.t_s - x.t_s, iv)):
+            boundary.append(x)
+        else:
+            mixed.append(x)
     if not mixed:
-        return NotApplicable(reason="no window with running requests and a prefill in progress")
+        return NotApplicable(reason=f"no window with a prefill in progress and {min_running}+ running requests")
     starved: list[Sample] = [x for x in mixed if x.gen_tok_s / x.running < ref * STARVATION_PCT / 100]
     thr = data.settings.int("long_prefill_token_threshold")
-    method = (f"{s.source} windows ({s.label}) with running requests and a prefill in progress "
-              f"({len(mixed)}); starved when the generation rate per running request is below "
+    method = (f"{s.source} windows ({s.label}) with a prefill in progress and {min_running}+ running requests "
+              f"({len(mixed)}{'; vLLM counts the request being prefilled as running' if vllm else ''}); "
+              f"starved when the generation rate per running request is below "
               f"{STARVATION_PCT:g} % of {how}.")
+    if boundary:
+        method += (f" Left out: {len(boundary)} boundary window(s) in which the last prefill ended (no request "
+                   f"waiting, the next window decode-only; line {', '.join(str(x.line) for x in boundary)}).")
     if thr is not None:
         method += f" Configured long_prefill_token_threshold = {thr}."
     return DecodeStarvation(
         method=method, reference_per_request_tok_s=round(ref, 3), count=len(starved), prefill_windows=len(mixed),
+        boundary_lines=[x.line for x in boundary],
         long_prefill_token_threshold=thr,
         windows=[StarvedWindow(file=x.file, line=x.line, t_s=x.t_s, running=x.running, prompt_tok_s=x.prompt_tok_s,
                                gen_tok_s=x.gen_tok_s, per_request_tok_s=round(x.gen_tok_s / x.running, 3),

@@ -31,6 +31,7 @@ class Sample:
     waiting: int | None = None
     kv_usage_pct: float | None = None
     line_end: int | None = None
+    window_known: bool = True  # False for SGLang's first decode line: its window reaches back to start-up
 
     @property
     def last_line(self) -> int:
@@ -111,8 +112,9 @@ def sglang_series(data: RunData) -> list[Series]:
             usage = row["token_usage"]
             samples.append(Sample(
                 seq=row["seq"], file=row["file"], line=row["line"], t_s=row["t_s"], gen_tok_s=row["gen_tok_s"],
-                running=row["running"], prefill=had if prev is not None else None, waiting=row["queue"],
-                kv_usage_pct=None if usage is None else usage * 100,
+                # the first line's window reaches back to start-up: it holds any prefill before it
+                running=row["running"], prefill=had if prev is not None else j > 0, waiting=row["queue"],
+                kv_usage_pct=None if usage is None else usage * 100, window_known=prev is not None,
             ))
             prev = row["seq"]
         label = f"DP{key}" if dec["key"].n_unique() > 1 or key != "0" else "TP0"
@@ -121,8 +123,20 @@ def sglang_series(data: RunData) -> list[Series]:
 
 
 def decode_series(data: RunData) -> list[Series]:
-    """The run's decode series: vLLM stats lines, else SGLang decode lines."""
-    return vllm_series(data) or sglang_series(data)
+    """The run's decode series: vLLM stats lines, else SGLang decode lines (built once per run)."""
+    if "decode_series" not in data.memo:
+        data.memo["decode_series"] = vllm_series(data) or sglang_series(data)
+    out: list[Series] = data.memo["decode_series"]
+    return out
+
+
+def main_series(data: RunData) -> Series | None:
+    """The engines' sum under DP, else the one engine's series (built once per run)."""
+    if "main_series" not in data.memo:
+        series = decode_series(data)
+        data.memo["main_series"] = (summed(series) or series[0]) if series else None
+    out: Series | None = data.memo["main_series"]
+    return out
 
 
 def summed(series: list[Series]) -> Series | None:
@@ -155,6 +169,7 @@ def summed(series: list[Series]) -> Series | None:
             prefill=True if any(x is True for x in pf) else (None if any(x is None for x in pf) else False),
             prompt_tok_s=None if any(x is None for x in prompt) else sum(x for x in prompt if x is not None),
             waiting=None if any(p.waiting is None for p in parts) else sum(p.waiting or 0 for p in parts),
+            window_known=all(p.window_known for p in parts),
         ))
     names = ", ".join(s.label for s in series)
     return Series("sum", f"sum of {len(series)} engines ({names})", out, series[0].source, series[0].window)

@@ -24,7 +24,9 @@ ALIASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "pipeline_parallel": ("PP", ("pipeline_parallel_size", "pp_size")),
     "expert_parallel": ("EP", ("enable_expert_parallel", "ep_size", "expert_parallel_size")),
     "speculative_method": ("spec-decode method", ("speculative_method", "speculative_algorithm")),
-    "speculative_tokens": ("draft tokens", ("num_speculative_tokens", "speculative_num_draft_tokens")),
+    # SGLang's speculative_num_draft_tokens counts the verified root token too: its steps are the drafts
+    "speculative_tokens": ("draft tokens", ("num_speculative_tokens", "speculative_num_steps",
+                                            "speculative_num_draft_tokens")),
     "speculative_model": ("draft model", ("speculative_model", "speculative_draft_model_path")),
     "memory_fraction": ("memory fraction", ("gpu_memory_utilization", "mem_fraction_static")),
     "kv_cache_memory_bytes": ("KV cache memory (bytes)", ("kv_cache_memory_bytes", "kv_cache_memory")),
@@ -117,33 +119,34 @@ class Settings:
 
 
 def settings_of(events: Sequence[Event]) -> Settings:
-    """Canonical settings from ``config`` and ``scheduler_limits`` events, first value wins."""
+    """Canonical settings from ``config`` and ``scheduler_limits`` events: the first event that has a
+    setting gives it; within one event the setting's names are tried in the order of ``ALIASES``."""
     s = Settings()
 
-    def put(key: str, value: Any, line: int) -> None:
-        s.raw.setdefault(key, value)
-        if value is None or value == "None":
-            return
+    def take(args: dict[str, Any], line: int) -> None:
+        for key, value in args.items():
+            s.raw.setdefault(key, value)
         for name, (_label, keys) in ALIASES.items():
-            if key in keys and name not in s.values:
-                s.values[name] = value
-                s.lines[name] = line
+            if name in s.values:
+                continue
+            for key in keys:
+                value = args.get(key)
+                if value is not None and value != "None":
+                    s.values[name] = value
+                    s.lines[name] = line
+                    break
 
     for e in events:
         if e.kind == "config":
-            args: dict[str, Any] = getattr(e, "args", {}) or {}
-            for key, value in args.items():
-                if key == "speculative_config":
-                    s.raw.setdefault(key, value)
-                    for k, v in _spec_fields(value).items():
-                        put(k, v, e.line)
-                    continue
-                put(key, value, e.line)
+            args: dict[str, Any] = dict(getattr(e, "args", {}) or {})
+            if "speculative_config" in args:
+                args.update({k: v for k, v in _spec_fields(args["speculative_config"]).items() if k not in args})
+            take(args, e.line)
         elif e.kind == "scheduler_limits":
-            for key in ("chunked_prefill_size", "max_running_requests", "context_len"):
-                put(key, getattr(e, key, None), e.line)
+            take({k: getattr(e, k, None) for k in ("chunked_prefill_size", "max_running_requests", "context_len")},
+                 e.line)
         elif e.kind == "max_concurrency":
-            put("max_model_len", getattr(e, "tokens_per_request", None), e.line)
+            take({"max_model_len": getattr(e, "tokens_per_request", None)}, e.line)
     return s
 
 

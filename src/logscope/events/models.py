@@ -81,29 +81,29 @@ class SpecDecode(Event):
 
 
 class PrefillBatch(Event):
-    """SGLang `Prefill batch` line."""
+    """SGLang `Prefill batch` line. A field a damaged paste lost (clipped, spliced) is null."""
 
     kind: Literal["prefill_batch"] = "prefill_batch"
     new_seq: int
     new_token: int
-    cached_token: int
+    cached_token: int | None = None
     token_usage: float | None = None
-    running: int
-    queue: int
+    running: int | None = None
+    queue: int | None = None
     input_tok_s: float | None = None
     cuda_graph: bool | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
 class DecodeBatch(Event):
-    """SGLang `Decode batch` line."""
+    """SGLang `Decode batch` line. A field a damaged paste lost (clipped, spliced) is null."""
 
     kind: Literal["decode_batch"] = "decode_batch"
     running: int
     tokens: int | None = None
     token_usage: float | None = None
     gen_tok_s: float
-    queue: int
+    queue: int | None = None
     accept_len: float | None = None
     accept_rate: float | None = None
     cuda_graph: bool | None = None
@@ -142,6 +142,7 @@ class MemoryProfile(Event):
     free_gib: float | None = None
     weights_gib: float | None = None
     non_torch_gib: float | None = None
+    consumed_gib: float | None = Field(None, description="weights + non-torch, as newer vLLM prints them together")
     activation_peak_gib: float | None = None
     cuda_graph_gib: float | None = None
     kv_cache_gib: float | None = None
@@ -291,37 +292,60 @@ class Version(Event):
 
 
 class BenchResult(Event):
-    """A benchmark client's result block (`vllm bench serve`, `sglang.bench_serving`)."""
+    """A benchmark client's result (`vllm bench serve`, `sglang.bench_serving`): a printed block or a
+    `--save-result` JSON / JSONL record. Fields are the printed numbers; unknown rows go to `extra`."""
 
     kind: Literal["bench_result"] = "bench_result"
-    client: str | None = None
+    client: str | None = Field(None, description='"vllm" or "sglang": whose client printed it (from the rows)')
+    backend: str | None = None
+    request_rate: float | None = Field(None, description="req/s configured; null when unlimited (inf)")
     successful_requests: int | None = None
     failed_requests: int | None = None
     duration_s: float | None = None
     total_input_tokens: int | None = None
+    total_input_text_tokens: int | None = None
+    total_input_vision_tokens: int | None = None
     total_output_tokens: int | None = None
+    total_output_tokens_retokenized: int | None = None
     request_throughput: float | None = None
+    request_goodput: float | None = None
     input_tok_s: float | None = None
     output_tok_s: float | None = None
     peak_output_tok_s: float | None = None
+    peak_concurrent_requests: float | None = None
     total_tok_s: float | None = None
     max_concurrency: int | None = None
+    concurrency: float | None = Field(None, description="mean requests in flight as the client printed it (SGLang)")
+    rtfx: float | None = None
     mean_ttft_ms: float | None = None
     median_ttft_ms: float | None = None
+    p90_ttft_ms: float | None = None
+    p95_ttft_ms: float | None = None
     p99_ttft_ms: float | None = None
     mean_tpot_ms: float | None = None
     median_tpot_ms: float | None = None
+    p90_tpot_ms: float | None = None
+    p95_tpot_ms: float | None = None
     p99_tpot_ms: float | None = None
     mean_itl_ms: float | None = None
     median_itl_ms: float | None = None
+    p90_itl_ms: float | None = None
+    p95_itl_ms: float | None = None
     p99_itl_ms: float | None = None
+    max_itl_ms: float | None = None
     mean_e2e_ms: float | None = None
     median_e2e_ms: float | None = None
+    p90_e2e_ms: float | None = None
+    p95_e2e_ms: float | None = None
     p99_e2e_ms: float | None = None
     accept_length: float | None = None
     acceptance_rate_pct: float | None = None
-    rows: int = Field(0, description="metric rows read from the block")
-    complete: bool = Field(False, description="the closing rule was seen")
+    drafts: int | None = None
+    draft_tokens: int | None = None
+    accepted_tokens: int | None = None
+    per_position_acceptance_pct: list[float] | None = None
+    rows: int = Field(0, description="metric rows read from the block (rows cut mid-value are not read)")
+    complete: bool = Field(False, description="the closing rule was seen (always true for a JSON record)")
     extra: dict[str, Any] = Field(default_factory=dict)
 
 

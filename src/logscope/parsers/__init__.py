@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from logscope.parsers.envelopes import peel
 from logscope.parsers.framing import Line
 from logscope.parsers.pipeline import Dialect
 
@@ -57,8 +56,8 @@ def detect(lines: Iterable[Line], limit: int = 3000) -> str | None:
     for i, ln in enumerate(lines):
         if i >= limit:
             break
-        text = peel(ln.text).text
         for name, d in dialects.items():
+            text = d.envelope(ln.text).text
             for piece in d.split_glued(text):
                 parsed = d.header(piece)
                 if parsed is not None:
@@ -66,6 +65,8 @@ def detect(lines: Iterable[Line], limit: int = 3000) -> str | None:
                     score[name] += 1 if hdr.stamp is not None else 0
                 else:
                     msg = piece
+                if d.markers and msg.startswith(d.markers):
+                    score[name] += 3
                 for g in d.candidates(msg):
                     if not g.also and g.match(msg) is not None:
                         score[name] += 3

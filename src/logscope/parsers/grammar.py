@@ -63,11 +63,22 @@ class _Ctx:
 
     def __init__(self) -> None:
         self.groups: list[tuple[str, str, Converter]] = []
+        self.each: set[str] = set()  # fields that keep every match's value (``Leaf(each=True)``)
 
-    def group(self, name: str, conv: Converter) -> str:
+    def group(self, name: str, conv: Converter, each: bool = False) -> str:
         gname = f"g{len(self.groups)}"
         self.groups.append((gname, name, conv))
+        if each:
+            self.each.add(name)
         return gname
+
+
+def _put(out: dict[str, Any], name: str, value: Any, each: set[str]) -> None:
+    """Store one field's value: the last one wins, except ``each`` fields, which list them all."""
+    if name in each:
+        out.setdefault(name, []).append(value)
+    else:
+        out[name] = value
 
 
 class Node:
@@ -110,13 +121,16 @@ class Lit(Node):
 class Leaf(Node):
     """A field (or, without a name, skipped text) matched by one regex and converted once.
 
-    ``pattern`` must not contain capturing groups (use ``(?:...)``).
+    ``pattern`` must not contain capturing groups (use ``(?:...)``). ``each``: the field is the list
+    of every match's value in order, not the last one (pyparsing's ``list_all_matches``); inside a
+    ``Many`` this collects items no other alternative claimed, e.g. unknown ``key: value`` fields.
     """
 
     pattern: str
     name: str | None = None
     conv: Converter = to_str
     flags: int = 0
+    each: bool = False
 
     def pp(self) -> pp.ParserElement:
         el = pp.Regex(self.pattern, flags=self.flags).leave_whitespace()
@@ -124,13 +138,13 @@ class Leaf(Node):
             return el.suppress()
         conv = self.conv
         el = el.copy().add_parse_action(lambda t: [conv(t[0])])
-        return el(self.name)
+        return el.set_results_name(self.name, list_all_matches=self.each)
 
     def rx(self, ctx: _Ctx) -> str:
         inner = self.pattern if not self.flags else f"(?{_flag_letters(self.flags)}:{self.pattern})"
         if self.name is None:
             return f"(?>{inner})"
-        return f"(?P<{ctx.group(self.name, self.conv)}>(?>{inner}))"
+        return f"(?P<{ctx.group(self.name, self.conv, self.each)}>(?>{inner}))"
 
 
 def _flag_letters(flags: int) -> str:
@@ -267,7 +281,7 @@ class Many(Node):
                 for gname, name, conv in sub.groups:
                     val = m.group(gname)
                     if val is not None:
-                        out[name] = conv(val)
+                        _put(out, name, conv(val), sub.each)
                 pos = m.end()
                 if not span.startswith(sep, pos):
                     break
@@ -275,6 +289,7 @@ class Many(Node):
             return out
 
         gname = ctx.group(MERGE, split)
+        ctx.each |= sub.each
         return f"(?P<{gname}>(?:{plain})(?:{re.escape(sep)}(?:{plain}))*+)"
 
 
@@ -325,10 +340,10 @@ class Grammar:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @cached_property
-    def _compiled(self) -> tuple[re.Pattern[str], list[tuple[str, str, Converter]]]:
+    def _compiled(self) -> tuple[re.Pattern[str], list[tuple[str, str, Converter]], set[str]]:
         ctx = _Ctx()
         src = self.expr.rx(ctx)
-        return re.compile(src), ctx.groups
+        return re.compile(src), ctx.groups, ctx.each
 
     @cached_property
     def element(self) -> pp.ParserElement:
@@ -337,7 +352,7 @@ class Grammar:
 
     def match(self, text: str) -> dict[str, Any] | None:
         """Fast path: the compiled regex. Returns the fields, or None when it does not match."""
-        rx, groups = self._compiled
+        rx, groups, each = self._compiled
         m = rx.search(text) if self.search else rx.match(text)
         if m is None:
             return None
@@ -346,9 +361,13 @@ class Grammar:
             val = m.group(gname)
             if val is not None:
                 if name == MERGE:
-                    out.update(conv(val))
+                    for k, v in conv(val).items():
+                        if k in each:
+                            out.setdefault(k, []).extend(v)
+                        else:
+                            out[k] = v
                 else:
-                    out[name] = conv(val)
+                    _put(out, name, conv(val), each)
         return out
 
     def match_pp(self, text: str) -> dict[str, Any] | None:

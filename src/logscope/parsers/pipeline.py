@@ -8,7 +8,9 @@ resembles when an anchor was present, so ``coverage`` can point at new formats).
 Records: a log call can span several physical lines. vLLM's formatter repeats the full prefix on
 each line of a multi-line message and ends all but the last with ``\\r\\n``; the interpreter prints
 tracebacks as bare lines (maybe behind a process prefix). Both are joined here into one record whose
-``line`` is its first physical line.
+``line`` is its first physical line. Block rules (``BlockRule``) join a third kind: prefix-less
+``print()`` blocks such as a benchmark client's result table, one block = one record, also inside a
+server log where engine lines may be written between the block's lines.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from logscope.events import EVENT_TYPES, Error, Event, Unparsed, Warning_
-from logscope.parsers.envelopes import peel, ranks_of
+from logscope.parsers import bench
+from logscope.parsers.envelopes import Envelope, peel, ranks_of
 from logscope.parsers.framing import Line
 from logscope.parsers.grammar import Grammar
 
@@ -41,10 +44,36 @@ class Header:
     dp_rank: int | None = None
 
 
+@dataclass(frozen=True)
+class BlockRule:
+    """Prefix-less lines that form one record (a client's result table printed with ``print()``).
+
+    ``opens(text)``: this line starts a block. ``accepts(block, text)``: for a following line without
+    an engine header, given the block's text so far: ``"more"`` (take it), ``"last"`` (take it, the
+    block is complete) or None (the block ended before it). Lines with an engine header written
+    into the block become records of their own, emitted after the block; the block's raw text keeps
+    an empty line in their place, so that its lines still map one to one onto the file's.
+    ``grammars`` parse the block when the dialect's own grammars do not.
+    """
+
+    name: str
+    opens: Callable[[str], bool]
+    accepts: Callable[[str, str], str | None]
+    grammars: tuple[Grammar, ...] = ()
+
+
+BLOCK_RULES: tuple[BlockRule, ...] = (
+    BlockRule("bench_result", bench.opens, bench.accepts, tuple(bench.BENCH_GRAMMARS)),
+)
+_MAX_INTERLEAVED = 8  # engine records held inside an open block before the block is given up
+
+
 class Dialect:
     """How one engine prints: its header, its grammars, its quirks. Subclasses override."""
 
     name: str | None = None
+    blocks: tuple[BlockRule, ...] = BLOCK_RULES
+    markers: tuple[str, ...] = ()  # line starts only this engine's output has (weighed by ``detect``)
 
     def __init__(self, grammars: Iterable[Grammar]) -> None:
         self.grammars = list(grammars)
@@ -66,6 +95,14 @@ class Dialect:
         Exact slices of ``text`` in order (their concatenation is ``text``), so raw text is kept whole.
         """
         return [text]
+
+    def envelope(self, text: str) -> Envelope:
+        """Peel outer layers; a dialect whose own prefix looks like an outer stamp keeps it."""
+        return peel(text)
+
+    def continues(self, message: str, text: str) -> bool:
+        """Does a line without a header continue the record ``message`` (beyond tracebacks)?"""
+        return False
 
     # -- dispatch ----------------------------------------------------------------------------
     def candidates(self, text: str) -> list[Grammar]:
@@ -97,6 +134,7 @@ class Record:
     raw_lines: list[str] = field(default_factory=list)
     cont: bool = False  # the last line ended with \r\n: the next line may continue it
     tb_state: str | None = None  # traceback collection: "frames", "after_exc", "chain"
+    block: BlockRule | None = None  # opened by a block rule
 
     @property
     def raw(self) -> str:
@@ -106,6 +144,9 @@ class Record:
 _TB_START = "Traceback (most recent call last):"
 _EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Dead\w*|Timeout\w*)(?::|$)")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
+# lines PyTorch appends to a CUDA error's message (after the exception line)
+_CUDA_ERROR_TAIL = ("CUDA kernel errors might be asynchronously reported", "For debugging consider passing CUDA_LAUNCH_BLOCKING",
+                    "Compile with `TORCH_USE_CUDA_DSA`", "Search for `cudaError")
 
 
 def _tb_accepts(rec: Record, text: str) -> bool:
@@ -125,8 +166,8 @@ def _tb_accepts(rec: Record, text: str) -> bool:
             rec.tb_state = "after_exc"  # exception class without a usual suffix (e.g. "KeyError: 'x'")
             return True
         return False
-    # after_exc: a blank line or a chaining sentence may follow
-    if text == "":
+    # after_exc: a blank line, PyTorch's CUDA error advice or a chaining sentence may follow
+    if text == "" or text.startswith(_CUDA_ERROR_TAIL):
         return True
     if text.startswith(_CHAIN):
         rec.tb_state = "chain"
@@ -185,9 +226,12 @@ class Parser:
     def records(self, lines: Iterable[Line]) -> Iterator[Record]:
         """Join physical lines into records."""
         open_rec: Record | None = None
+        block: Record | None = None  # an open block record (see BlockRule)
+        held: list[Record] = []  # records that began inside the open block: emitted after it
         header_fn = self.dialect.header
+        rules = self.dialect.blocks
         for ln in lines:
-            env = peel(ln.text)
+            env = self.dialect.envelope(ln.text)
             pieces = self.dialect.split_glued(env.text)
             n = len(pieces)
             for i, piece in enumerate(pieces):
@@ -197,7 +241,7 @@ class Parser:
                     raw = ln.text[: len(ln.text) - len(env.text)] + piece if ln.text.endswith(env.text) else piece
                 else:
                     raw = piece
-                    env = peel(piece)
+                    env = self.dialect.envelope(piece)
                     piece = env.text
                 parsed = header_fn(piece)
                 hdr, msg = (parsed if parsed is not None else (None, piece))
@@ -210,8 +254,39 @@ class Parser:
                     if open_rec.tb_state is None and msg.rstrip().endswith(_TB_START):
                         open_rec.tb_state = "frames"
                     continue
+                if block is not None and block.block is not None:
+                    verdict = None
+                    if hdr is None and env.process in (None, block.process):
+                        verdict = block.block.accepts(block.message, msg)
+                    if verdict is not None:
+                        block.message += "\n" + msg
+                        # an empty line stands for each foreign line in between: raw stays line for line
+                        block.raw_lines.extend([""] * (ln.number - block.end_line - 1))
+                        block.raw_lines.append(raw)
+                        block.end_line = ln.number
+                    if verdict == "last" or (verdict is None and (hdr is None or len(held) >= _MAX_INTERLEAVED)):
+                        yield block
+                        yield from held
+                        block, held = None, []
+                    if verdict is not None:
+                        continue
+                if block is None and hdr is None and rules:
+                    rule = next((r for r in rules if r.opens(msg)), None)
+                    if rule is not None:
+                        if open_rec is not None:
+                            yield open_rec
+                            open_rec = None
+                        block = Record(
+                            file=ln.file, line=ln.number, end_line=ln.number, message=msg, header=None,
+                            process=env.process, outer_time=env.outer_time, repeated=env.repeated,
+                            raw_lines=[raw], block=rule,
+                        )
+                        continue
                 if open_rec is not None:
-                    yield open_rec
+                    if block is not None:
+                        held.append(open_rec)
+                    else:
+                        yield open_rec
                 open_rec = Record(
                     file=ln.file,
                     line=ln.number,
@@ -225,19 +300,23 @@ class Parser:
                     cont=cont,
                     tb_state="frames" if msg.rstrip().endswith(_TB_START) else None,
                 )
+        if block is not None:
+            yield block
+            yield from held
         if open_rec is not None:
             yield open_rec
 
-    @staticmethod
-    def _continues(rec: Record, hdr: Header | None, msg: str, process: str | None) -> bool:
+    def _continues(self, rec: Record, hdr: Header | None, msg: str, process: str | None) -> bool:
         if rec.cont and hdr is not None and rec.header is not None:
             h = rec.header
             return (
                 hdr.level == h.level and hdr.time == h.time and hdr.source == h.source
                 and process == rec.process and hdr.process == h.process
             )
-        if rec.tb_state is not None and hdr is None and (process is None or process == rec.process):
-            return _tb_accepts(rec, msg)
+        if hdr is None and (process is None or process == rec.process):
+            if rec.tb_state is not None and _tb_accepts(rec, msg):
+                return True
+            return self.dialect.continues(rec.message, msg)
         return False
 
     # -- events ------------------------------------------------------------------------------
@@ -292,7 +371,10 @@ class Parser:
         candidate: str | None = None
         out: list[Event] = []
         primary = False
-        for g in self.dialect.candidates(text):
+        grammars = self.dialect.candidates(text)
+        if rec.block is not None:
+            grammars = grammars + [g for g in rec.block.grammars if g not in grammars]
+        for g in grammars:
             if primary and not g.also:
                 continue
             fields = g.fields(text, reference=self.reference)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
+from logscope.parsers.bench import BENCH_GRAMMARS
 from logscope.parsers.common import kv_capacity_grammar, oom_grammar
 from logscope.parsers.grammar import Grammar
 
-GRAMMARS: list[Grammar] = [kv_capacity_grammar("plain"), oom_grammar("plain")]
+GRAMMARS: list[Grammar] = [kv_capacity_grammar("plain"), oom_grammar("plain"), *BENCH_GRAMMARS]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from logscope.parsers.bench import BENCH_GRAMMARS
 from logscope.parsers.common import Gib, kv_capacity_grammar, oom_grammar
 from logscope.parsers.grammar import (
     End,
@@ -240,18 +241,26 @@ def _suggestion(f: dict[str, Any]) -> dict[str, Any]:
 KV_SUGGESTION = Grammar(
     "vllm.kv_cache_memory_suggestion",
     "memory_profile",
-    ("--kv-cache-memory=",),
+    ("--kv-cache-memory=", "GiB for CUDAGraph memory"),
     Seq(
-        "Free memory on device (", Float("free_gib"), "/", Float("total_gib"), " GiB) on startup. ",
+        Opt(Seq("Free memory on device (", Float("free_gib"), "/", Float("total_gib"), " GiB) on startup. ")),
         "Desired GPU memory utilization is (", Float("gpu_memory_utilization"), ", ", Float("requested_gib"),
-        " GiB). Actual usage is ", Float("weights_gib"), " GiB for weight, ", Float("activation_peak_gib"),
-        " GiB for peak activation, ", Float("non_torch_gib"), " GiB for non-torch memory, and ",
-        Float("cuda_graph_gib"), " GiB for CUDAGraph memory. Replace gpu_memory_utilization config with ",
-        "`--kv-cache-memory=", Int("suggested_kv_cache_bytes"), "`",
-        Opt(Seq(" (", Float("suggested_kv_cache_gib"), " GiB)")),
-        " to fit into requested memory, or `--kv-cache-memory=", Int("full_kv_cache_bytes"), "`",
-        Opt(Seq(" (", Float(None), " GiB)")),
-        " to fully utilize gpu memory. Current kv cache memory in use is ",
+        " GiB). Actual usage is ",
+        # two wordings: weights and non-torch apart, or together as "consumed memory" (newer)
+        Seq(Float("weights_gib"), " GiB for weight, ", Float("activation_peak_gib"), " GiB for peak activation, ",
+            Float("non_torch_gib"), " GiB for non-torch memory, and ")
+        | Seq(Float("consumed_gib"), " GiB for consumed memory (weights + non-torch), ", Float("activation_peak_gib"),
+              " GiB for peak activation, and "),
+        Float("cuda_graph_gib"), " GiB for CUDAGraph memory. ",
+        # the suggestion is left out when the KV cache was sized explicitly
+        Opt(Seq(
+            "Replace gpu_memory_utilization config with `--kv-cache-memory=", Int("suggested_kv_cache_bytes"), "`",
+            Opt(Seq(" (", Float("suggested_kv_cache_gib"), " GiB)")),
+            " to fit into requested memory, or `--kv-cache-memory=", Int("full_kv_cache_bytes"), "`",
+            Opt(Seq(" (", Float(None), " GiB)")),
+            " to fully utilize gpu memory. ",
+        )),
+        "Current kv cache memory in use is ",
         Seq(Float("current_kv"), " GiB") | Seq(Int("current_kv_bytes"), " bytes"),
         Opt("."),
     ),
@@ -425,6 +434,7 @@ GRAMMARS: list[Grammar] = [
     VERSION,
     kv_capacity_grammar("vllm"),
     oom_grammar("vllm"),
+    *BENCH_GRAMMARS,  # the benchmark client's result block (no log prefix), see parsers/bench.py
 ]
 
 

@@ -1,0 +1,306 @@
+"""Two runs side by side: every section, the decode degradation ratio, and the configuration
+differences that make the comparison something other than an A/B test.
+
+Degradation ratios are BASE / OTHER of the stable decode aggregate rate (how many times slower OTHER
+decodes), by mean, by median and by peak, each labelled with its numbers. The mixed ratio BASE peak /
+OTHER mean is shown beside them, labelled, because that is how such figures often get quoted (a 64K
+peak over a 200K mean reads 3.29x where mean over mean is 3.07x).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field
+
+from logscope.analyses.base import RunData, RunLike, median
+from logscope.analyses.decode import StableDecode
+from logscope.analyses.prefill import chunk_series
+from logscope.analyses.report import SECTIONS, Report, build_report
+from logscope.analyses.settings import COMPARED, label
+
+
+class RunInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    engine: str | None
+    engine_version: str | None
+    files: list[str]
+
+
+class Ratio(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    value: float
+    label: str
+
+
+class Context(BaseModel):
+    """The context length a run served, and where that figure comes from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: float
+    source: str
+
+
+class Degradation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str = "stable decode aggregate tok/s, BASE / OTHER"
+    ratio_mean: float | None = None
+    ratio_median: float | None = None
+    ratio_peak: float | None = None
+    ratio_base_peak_over_other_mean: float | None = Field(
+        None, description="mixed-method ratio (BASE peak / OTHER mean), shown so that such quotes can be checked")
+    labels: dict[str, str] = Field(default_factory=dict)
+    context_ratio: float | None = Field(None, description="OTHER / BASE context length, when the logs say it")
+    context_base: Context | None = None
+    context_other: Context | None = None
+    per_request: dict[str, dict[str, float]] = Field(default_factory=dict)
+    not_applicable: str | None = None
+
+
+class ConfigDifference(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    setting: str
+    label: str
+    base: Any
+    other: Any
+    both_printed: bool = Field(True, description="false when only one log prints the setting (the other may "
+                                                 "run the default)")
+
+
+class Row(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    base: Any
+    other: Any
+
+
+class Comparison(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    base: RunInfo
+    other: RunInfo
+    labels: list[str]
+    degradation: Degradation
+    sections: dict[str, dict[str, Any]]
+    not_applicable: dict[str, dict[str, str]] = Field(default_factory=dict)
+    summary: list[Row] = Field(default_factory=list)
+    config_differences: list[ConfigDifference] = Field(default_factory=list)
+    warning: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+
+def _ratio(a: float | None, b: float | None, how: str) -> Ratio | None:
+    if a is None or b is None or b == 0:
+        return None
+    v = round(a / b, 2)
+    return Ratio(value=v, label=f"{a:g} / {b:g} = {v:.2f}x {how}")
+
+
+def _kv_context(data: RunData, sd: StableDecode, kv_tokens: int | None) -> float | None:
+    """KV tokens in use per running request in the stable segment's first window (times the DCP size
+    for SGLang, whose usage is per rank and each rank holds 1/DCP of every sequence)."""
+    if not kv_tokens:
+        return None
+    df = data.frame("throughput")
+    if df.height:
+        row = df.filter((pl.col("line") == sd.start_line) & (pl.col("file") == sd.file))
+        pct = row["gpu_kv_cache_pct"].drop_nulls()
+        shards = 1
+    else:
+        row = data.frame("decode_batch").filter((pl.col("line") == sd.start_line) & (pl.col("file") == sd.file))
+        pct = row["token_usage"].drop_nulls() * 100
+        shards = data.settings.int("decode_context_parallel") or 1
+    if not pct.len():
+        return None
+    return float(pct[0]) / 100 * kv_tokens * shards / sd.concurrency
+
+
+_BENCH = "mean input tokens per request (benchmark client block)"
+_CHUNKS = "median prefill tokens of a chunked request (SGLang prefill lines)"
+_KV = "KV tokens in use per running request at the start of the stable segment"
+_CONFIG = "max model len (configuration)"
+
+
+def _contexts(data: RunData, rep: Report) -> dict[str, float]:
+    """Context-length estimates by source, most direct first."""
+    out: dict[str, float] = {}
+    bench = data.frame("bench_result").drop_nulls(["total_input_tokens", "successful_requests"])
+    if bench.height:
+        row = bench.row(bench.height - 1, named=True)
+        if row["successful_requests"]:
+            out[_BENCH] = row["total_input_tokens"] / row["successful_requests"]
+    series, _chunk, _note = chunk_series(data)
+    if series:
+        out[_CHUNKS] = median([float(c.new_tokens) for c in series])
+    if rep.stable_decode is not None and rep.kv_pool is not None:
+        v = _kv_context(data, rep.stable_decode, rep.kv_pool.tokens)
+        if v:
+            out[_KV] = v
+    return out
+
+
+def _degradation(a: Report, b: Report, da: RunData, db: RunData) -> Degradation:
+    sa, sb = a.stable_decode, b.stable_decode
+    if sa is None or sb is None:
+        miss = [f"{n}: {r.not_applicable.get('stable_decode')}" for n, r in (("base", a), ("other", b))
+                if r.stable_decode is None]
+        return Degradation(not_applicable="no stable decode segment in " + "; ".join(miss))
+    rm = _ratio(sa.mean_tok_s, sb.mean_tok_s, "by mean")
+    rmed = _ratio(sa.median_tok_s, sb.median_tok_s, "by median")
+    rp = _ratio(sa.max_tok_s, sb.max_tok_s, "by peak")
+    rmix = _ratio(sa.max_tok_s, sb.mean_tok_s, "BASE peak / OTHER mean (mixed methods)")
+    labels = {k: x.label for k, x in (("ratio_mean", rm), ("ratio_median", rmed), ("ratio_peak", rp),
+                                       ("ratio_base_peak_over_other_mean", rmix)) if x is not None}
+    deg = Degradation(
+        ratio_mean=rm.value if rm else None, ratio_median=rmed.value if rmed else None,
+        ratio_peak=rp.value if rp else None, ratio_base_peak_over_other_mean=rmix.value if rmix else None,
+        labels=labels,
+        per_request={
+            "base": {"tok_s": sa.per_request_tok_s, "ms_per_token": sa.ms_per_token,
+                     "peak_tok_s": sa.per_request_peak_tok_s, "ms_per_token_at_peak": sa.ms_per_token_at_peak},
+            "other": {"tok_s": sb.per_request_tok_s, "ms_per_token": sb.ms_per_token,
+                      "peak_tok_s": sb.per_request_peak_tok_s, "ms_per_token_at_peak": sb.ms_per_token_at_peak},
+        },
+    )
+    ca, cb = _contexts(da, a), _contexts(db, b)
+    mla, mlb = da.settings.int("max_model_len"), db.settings.int("max_model_len")
+    if mla and mlb and mla != mlb:
+        ca[_CONFIG], cb[_CONFIG] = float(mla), float(mlb)
+    common = [k for k in ca if k in cb]
+    if common:
+        sa_, sb_ = common[0], common[0]
+    elif ca and cb:  # each run's most direct figure, sources named
+        sa_, sb_ = next(iter(ca)), next(iter(cb))
+    else:
+        return deg
+    ratio = round(cb[sb_] / ca[sa_], 2)
+    deg = deg.model_copy(update={
+        "context_ratio": ratio, "context_base": Context(tokens=round(ca[sa_], 1), source=sa_),
+        "context_other": Context(tokens=round(cb[sb_], 1), source=sb_),
+    })
+    src = sa_ if sa_ == sb_ else f"BASE: {sa_}; OTHER: {sb_}"
+    deg.labels["context_ratio"] = f"{cb[sb_]:,.0f} / {ca[sa_]:,.0f} = {ratio:.2f}x, OTHER / BASE ({src})"
+    return deg
+
+
+_SAME = {"fp8": "fp8_e4m3", "torch.float8_e4m3fn": "fp8_e4m3", "fp8_e4m3fn": "fp8_e4m3"}
+
+
+def _norm(v: Any) -> Any:
+    if isinstance(v, str):
+        t = v.strip().strip("'\"")
+        t = _SAME.get(t.lower(), t)
+        try:
+            f = float(t)
+        except ValueError:
+            return t.lower()
+        return int(f) if f.is_integer() else f
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _differences(da: RunData, db: RunData) -> list[ConfigDifference]:
+    out: list[ConfigDifference] = []
+    if da.engine != db.engine:
+        out.append(ConfigDifference(setting="engine", label="engine", base=da.engine, other=db.engine))
+    elif da.engine_version != db.engine_version:
+        out.append(ConfigDifference(setting="engine_version", label="engine version", base=da.engine_version,
+                                    other=db.engine_version))
+    for name in COMPARED:
+        va, vb = da.settings.get(name), db.settings.get(name)
+        if va is None and vb is None:
+            continue
+        if _norm(va) != _norm(vb):
+            out.append(ConfigDifference(setting=name, label=label(name), base=va, other=vb,
+                                        both_printed=va is not None and vb is not None))
+    return out
+
+
+def _summary(a: Report, b: Report) -> list[Row]:
+    rows: list[Row] = []
+
+    def add(metric: str, section: str, attr: str) -> None:
+        sa, sb = a.section(section), b.section(section)
+        va = getattr(sa, attr, None) if sa is not None else None
+        vb = getattr(sb, attr, None) if sb is not None else None
+        if va is not None or vb is not None:
+            rows.append(Row(metric=metric, base=va, other=vb))
+
+    for metric, section, attr in (
+        ("stable decode mean tok/s", "stable_decode", "mean_tok_s"),
+        ("stable decode median tok/s", "stable_decode", "median_tok_s"),
+        ("stable decode min tok/s", "stable_decode", "min_tok_s"),
+        ("stable decode max tok/s", "stable_decode", "max_tok_s"),
+        ("concurrency", "stable_decode", "concurrency"),
+        ("per-request tok/s", "stable_decode", "per_request_tok_s"),
+        ("ms/token", "stable_decode", "ms_per_token"),
+        ("prefill mean tok/s", "prefill", "mean_tok_s"),
+        ("prefill chunk decay (median %)", "prefill", "chunk_decay_median_pct"),
+        ("spec mean acceptance length", "spec_decode", "mean_acceptance_length"),
+        ("spec acceptance rate %", "spec_decode", "acceptance_rate_pct"),
+        ("spec wasted draft %", "spec_decode", "wasted_draft_pct"),
+        ("spec verdict", "spec_decode", "verdict"),
+        ("KV pool tokens", "kv_pool", "tokens"),
+        ("KV pool GiB", "kv_pool", "memory_gib"),
+        ("max model len", "kv_pool", "max_model_len"),
+        ("max concurrency", "kv_pool", "max_concurrency"),
+        ("KV shortfall %", "kv_pool", "shortfall_pct"),
+        ("KV over-commit GiB", "kv_pool", "overcommit_gib"),
+        ("max running requests", "kv_pool", "max_running_requests"),
+        ("cold start s", "cold_start", "total_s"),
+        ("OOMs", "disturbances", "oom"),
+        ("runtime compiles", "disturbances", "runtime_compiles"),
+        ("errors", "disturbances", "errors"),
+    ):
+        add(metric, section, attr)
+    return rows
+
+
+def compare(
+    run_a: RunLike | RunData, run_b: RunLike | RunData, labels: list[str] | tuple[str, ...] | None = None,
+) -> Comparison:
+    """Compare two runs: BASE (``run_a``) and OTHER (``run_b``)."""
+    da, db = RunData.of(run_a), RunData.of(run_b)
+    a, b = build_report(run_a), build_report(run_b)
+    names = list(labels or [])
+    for i, d in enumerate((da, db)):
+        if len(names) <= i:
+            names.append(d.files[0].rsplit("/", 1)[-1] if d.files else ("base", "other")[i])
+    if names[0] == names[1]:
+        names = [f"{names[0]} (base)", f"{names[1]} (other)"]
+    sections = {
+        s: {"base": a.to_dict()[s], "other": b.to_dict()[s]} for s in SECTIONS
+    }
+    na = {s: {k: v for k, v in (("base", a.not_applicable.get(s)), ("other", b.not_applicable.get(s))) if v}
+          for s in SECTIONS if s in a.not_applicable or s in b.not_applicable}
+    diffs = _differences(da, db)
+    warning = None
+    real = [d for d in diffs if d.both_printed]
+    if real:
+        what = ", ".join(f"{d.label} ({d.base} vs {d.other})" for d in real)
+        warning = (f"Not an A/B test: the runs differ in {what}. The ratios mix the effect of the workload with "
+                   "the effect of these differences.")
+        one_sided = [d.label for d in diffs if not d.both_printed]
+        if one_sided:
+            warning += f" Printed by one log only: {', '.join(one_sided)}."
+    return Comparison(
+        base=RunInfo(label=names[0], engine=da.engine, engine_version=da.engine_version, files=da.files),
+        other=RunInfo(label=names[1], engine=db.engine, engine_version=db.engine_version, files=db.files),
+        labels=names[:2], degradation=_degradation(a, b, da, db), sections=sections, not_applicable=na,
+        summary=_summary(a, b), config_differences=diffs, warning=warning,
+    )

@@ -1,0 +1,254 @@
+"""Disturbances: OOMs, runtime JIT compiles, preemptions, retractions and errors, on the timeline.
+
+A line printed by every rank is one fact seen N times: counts are per line (``oom`` = 32 for four
+rounds on eight ranks) with the per-rank split beside them, and the timeline groups the copies of one
+fact (same kind, same second, same text) into one entry with its ranks. Each entry is placed in
+its phase (start-up before the ready line, serving, shutdown after the last busy stats/decode line)
+and flagged when it falls inside a measurement window: the stable decode segment, a prefill window,
+or start-up.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from logscope.analyses.base import NotApplicable, Result, RunData, median
+from logscope.analyses.decode import StableDecode
+from logscope.analyses.series import main_series
+from logscope.events import Event
+
+_NUM = re.compile(r"\d+(?:\.\d+)?")
+
+
+class TimelineEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    t_s: float | None
+    time: str | None
+    file: str
+    line: int
+    ranks: list[str] = Field(default_factory=list)
+    count: int = 1
+    phase: str = Field(description='"startup", "serving" or "shutdown"')
+    detail: str = ""
+    overlaps: list[str] = Field(default_factory=list, description="measurement windows this falls in")
+
+
+class ErrorEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file: str
+    line: int
+    t_s: float | None
+    exception: str | None
+    message: str
+    phase: str
+    benign_shutdown: bool = Field(False, description="after the shutdown began (e.g. vLLM's EngineDeadError on SIGINT)")
+
+
+class Disturbances(Result):
+    oom: int
+    oom_by_rank: dict[str, int]
+    oom_retried: int
+    oom_rounds: int | None = Field(None, description="OOMs per rank when every rank saw the same number")
+    oom_requested_gib: float | None = None
+    oom_free_gib: float | None = None
+    runtime_compiles: int
+    runtime_compiles_by_rank: dict[str, int] = Field(default_factory=dict)
+    preemptions: int
+    retractions: int
+    retracted_requests: int = 0
+    errors: int
+    error_list: list[ErrorEntry] = Field(default_factory=list)
+    timeline: list[TimelineEntry] = Field(default_factory=list)
+    overlapping: list[str] = Field(default_factory=list, description="one sentence per disturbance kind in a window")
+
+
+def _rank(e: Event) -> str:
+    if e.tp_rank is not None:
+        return f"TP{e.tp_rank}" if e.dp_rank is None else f"DP{e.dp_rank} TP{e.tp_rank}"
+    gpu = getattr(e, "gpu", None)
+    if gpu is not None:
+        return f"GPU{gpu}"
+    if e.dp_rank is not None:
+        return f"DP{e.dp_rank}"
+    return e.process.split(" pid=")[0] if e.process else "-"
+
+
+def _detail(e: Event) -> str:
+    for attr in ("message", "detail", "exception"):
+        v = getattr(e, attr, None)
+        if isinstance(v, str) and v:
+            return v.split("\n", 1)[0][:240]
+    if e.kind == "preemption":
+        return f"request {getattr(e, 'request_id', None)}"
+    if e.kind == "retract":
+        return f"{getattr(e, 'retracted_reqs', None)} requests retracted"
+    if e.kind == "throughput":
+        return f"{getattr(e, 'preemptions', 0)} preemptions in the stats window"
+    return e.kind
+
+
+class _Windows:
+    """Measurement windows by name, each a sorted list of (start, end) for a bisect lookup."""
+
+    def __init__(self) -> None:
+        self.spans: dict[str, list[tuple[float, float]]] = {}
+
+    def add(self, name: str, start: float, end: float) -> None:
+        self.spans.setdefault(name, []).append((start, end))
+
+    def done(self) -> _Windows:
+        for spans in self.spans.values():
+            spans.sort()
+        self._ends: dict[str, list[float]] = {}
+        for name, spans in self.spans.items():
+            top, ends = float("-inf"), []
+            for _s, e in spans:  # the furthest end among the windows so far
+                top = max(top, e)
+                ends.append(top)
+            self._ends[name] = ends
+        return self
+
+    def at(self, t: float | None) -> list[str]:
+        if t is None:
+            return []
+        out = []
+        for name, spans in self.spans.items():
+            k = bisect.bisect_right(spans, (t, float("inf"))) - 1  # the last window starting at or before t
+            if k >= 0 and self._ends[name][k] >= t:
+                out.append(name)
+        return sorted(out)
+
+
+def _windows(data: RunData, stable: StableDecode | NotApplicable) -> _Windows:
+    w = _Windows()
+    ready = data.ready_seq()
+    t_ready = data.time_at(ready) if ready is not None else None
+    if t_ready is not None:
+        w.add("startup", float("-inf"), t_ready)
+    if isinstance(stable, StableDecode):
+        w.add("stable decode", stable.start_t_s - (stable.window_s or 0.0), stable.end_t_s)
+    s = main_series(data)
+    if s is not None and s.source.startswith("vLLM"):
+        iv = s.interval or 10.0
+        for x in s.samples:
+            if x.prompt_tok_s:
+                w.add("prefill", x.t_s - iv, x.t_s)
+    pf = data.frame("prefill_batch")["t_s"].drop_nulls().to_list()
+    for t in pf:
+        w.add("prefill", t - 1.0, t)
+    return w.done()
+
+
+def disturbances(data: RunData, stable: StableDecode | NotApplicable | None = None) -> Disturbances:
+    """OOMs, runtime compiles, preemptions, retractions and errors of the run (see the module docstring)."""
+    if stable is None:
+        from logscope.analyses.decode import stable_decode
+
+        stable = stable_decode(data)
+    ev = data.events
+    ready = data.ready_seq()
+    shutdown_seq = next((i for i, e in enumerate(ev) if "[shutdown]" in (e.raw or "")), None)
+    if shutdown_seq is not None and any(e.kind == "error" for e in ev[:shutdown_seq]):
+        shutdown_seq = None  # the shutdown followed a failure: what comes after it is part of the failure
+    windows = _windows(data, stable)
+
+    busy = any(e.kind in ("throughput", "decode_batch") for e in ev)
+
+    def phase(i: int, e: Event) -> str:
+        if (ready is not None and i < ready) or (ready is None and not busy):
+            return "startup"
+        if shutdown_seq is not None and i > shutdown_seq:
+            return "shutdown"
+        return "serving"
+
+    picked: list[tuple[int, Event]] = []
+    for i, e in enumerate(ev):
+        if e.kind in ("oom", "preemption", "retract", "error"):
+            picked.append((i, e))
+        elif e.kind == "compile" and (getattr(e, "stage", None) == "runtime_jit"
+                                      or (ready is not None and i > ready and getattr(e, "seconds", None) is not None)):
+            picked.append((i, e))
+        elif e.kind == "throughput" and getattr(e, "preemptions", None):
+            picked.append((i, e))
+
+    oom = [(i, e) for i, e in picked if e.kind == "oom"]
+    oom_by_rank: Counter[str] = Counter()
+    for _i, e in oom:
+        oom_by_rank[_rank(e)] += e.repeated
+    jit = [(i, e) for i, e in picked if e.kind == "compile"]
+    jit_by_rank: Counter[str] = Counter()
+    for _i, e in jit:
+        jit_by_rank[_rank(e)] += e.repeated
+    preempt = sum(int(getattr(e, "preemptions", 0) or 0) for _i, e in picked if e.kind == "throughput")
+    preempt += sum(e.repeated for _i, e in picked if e.kind == "preemption")
+    retract = [e for _i, e in picked if e.kind == "retract"]
+
+    # timeline: copies of one fact on several ranks become one entry
+    groups: dict[tuple[Any, ...], TimelineEntry] = {}
+    for i, e in picked:
+        detail = _detail(e)
+        key = (e.kind, e.t_s, _NUM.sub("#", detail))
+        t = data.time_at(i)
+        overlaps = windows.at(t)
+        if key in groups:
+            g = groups[key]
+            rk = _rank(e)
+            groups[key] = g.model_copy(update={"count": g.count + e.repeated,
+                                               "ranks": g.ranks if rk in g.ranks else [*g.ranks, rk]})
+            continue
+        groups[key] = TimelineEntry(kind=e.kind, t_s=t, time=e.time, file=e.file, line=e.line, ranks=[_rank(e)],
+                                    count=e.repeated, phase=phase(i, e), detail=detail, overlaps=overlaps)
+    timeline = list(groups.values())
+
+    overlapping: list[str] = []
+    for kind, label in (("oom", "OOM"), ("compile", "runtime compile"), ("preemption", "preemption"),
+                        ("throughput", "preemption"), ("retract", "retraction"), ("error", "error")):
+        lines: Counter[str] = Counter()
+        bursts: Counter[str] = Counter()
+        for entry in timeline:
+            if entry.kind != kind:
+                continue
+            for w in entry.overlaps:
+                if w != "startup":
+                    lines[w] += entry.count
+                    bursts[w] += 1
+        for w in sorted(lines):
+            overlapping.append(f"{lines[w]} {label} line(s) ({bursts[w]} distinct moment(s)) fall inside {w} "
+                               f"windows: those figures include their cost")
+
+    errors = [
+        ErrorEntry(file=e.file, line=e.line, t_s=data.time_at(i), exception=getattr(e, "exception", None),
+                   message=str(getattr(e, "message", ""))[:300], phase=phase(i, e),
+                   benign_shutdown=shutdown_seq is not None and i > shutdown_seq)
+        for i, e in picked if e.kind == "error"
+    ]
+    ranks = set(oom_by_rank.values())
+    req = [float(v) for _i, e in oom if (v := getattr(e, "requested_gib", None)) is not None]
+    free = [float(v) for _i, e in oom if (v := getattr(e, "free_gib", None)) is not None]
+    method = ("Counts are lines (times `repeated` for Ray's dedup), per rank beside them; runtime compiles are "
+              "`compile` events of stage runtime_jit or timed compiles after the ready line; preemptions add the "
+              "stats line's per-window `Preemptions:` and V0 preemption lines; the timeline groups one fact's copies "
+              "across ranks (same kind, second and text) and flags the measurement windows each falls in "
+              "(stable decode segment, prefill windows, start-up).")
+    if data.engine == "vllm" and not any(getattr(e, "preemptions", None) is not None for e in ev if e.kind == "throughput"):
+        method += (" This vLLM stats line prints no `Preemptions:` field, so preemptions cannot be counted from it "
+                   "(some versions drop the field even when preemptions happen).")
+    return Disturbances(
+        method=method,
+        oom=sum(oom_by_rank.values()), oom_by_rank=dict(sorted(oom_by_rank.items())),
+        oom_retried=sum(e.repeated for _i, e in oom if getattr(e, "retry", False)),
+        oom_rounds=ranks.pop() if len(ranks) == 1 and oom_by_rank else None,
+        oom_requested_gib=round(median(req), 2) if req else None, oom_free_gib=round(median(free), 2) if free else None,
+        runtime_compiles=sum(jit_by_rank.values()), runtime_compiles_by_rank=dict(sorted(jit_by_rank.items())),
+        preemptions=preempt, retractions=len(retract),
+        retracted_requests=sum(int(getattr(e, "retracted_reqs", 0) or 0) for e in retract),
+        errors=len(errors), error_list=errors, timeline=timeline, overlapping=overlapping,
+    )

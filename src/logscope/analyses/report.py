@@ -1,0 +1,98 @@
+"""The full report of one run: every analysis, under the keys of CONTRACT.md.
+
+A section is ``None`` when the log lacks what it needs, with the reason in ``not_applicable``.
+``findings`` is filled by the digest (``logscope.digest``), not here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from logscope.analyses.base import NotApplicable, RunData, RunLike
+from logscope.analyses.coldstart import ColdStart, cold_start
+from logscope.analyses.decode import StableDecode, stable_decode
+from logscope.analyses.disturbances import Disturbances, disturbances
+from logscope.analyses.kv import KvPool, kv_pool
+from logscope.analyses.prefill import Prefill, prefill
+from logscope.analyses.spec import SpecDecode, spec_decode
+
+SECTIONS = ("stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances")
+
+
+class Coverage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    lines: int
+    events: int = Field(description="events of a known kind")
+    unparsed: int
+    unparsed_candidates: int = Field(description="unparsed lines that look like a known kind (a new format?)")
+
+
+class Report(BaseModel):
+    """Everything logscope derives from one run. Keys as in CONTRACT.md; extend, never rename."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    logscope_version: str
+    engine: str | None
+    engine_version: str | None
+    files: list[str]
+    lines: int
+    not_applicable: dict[str, str]
+    coverage: Coverage
+    stable_decode: StableDecode | None
+    prefill: Prefill | None
+    spec_decode: SpecDecode | None
+    kv_pool: KvPool | None
+    cold_start: ColdStart | None
+    disturbances: Disturbances | None
+    findings: list[Any] = Field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def section(self, name: str) -> BaseModel | None:
+        value = getattr(self, name)
+        return value if isinstance(value, BaseModel) else None
+
+
+def _version() -> str:
+    from logscope import __version__
+
+    return __version__
+
+
+def _coverage(data: RunData, lines: int) -> Coverage:
+    unparsed = [e for e in data.events if e.kind == "unparsed"]
+    return Coverage(
+        lines=lines, events=len(data.events) - len(unparsed), unparsed=len(unparsed),
+        unparsed_candidates=sum(1 for e in unparsed if getattr(e, "candidate", None)),
+    )
+
+
+def build_report(run: RunLike | RunData) -> Report:
+    """Run every analysis on ``run`` and gather the results."""
+    data = RunData.of(run)
+    stats = getattr(run, "stats", None)
+    lines = int(getattr(stats, "lines", 0) or 0) or max((e.end_line or e.line for e in data.events), default=0)
+    sd = stable_decode(data)
+    results: dict[str, BaseModel] = {
+        "stable_decode": sd,
+        "prefill": prefill(data, sd),
+        "spec_decode": spec_decode(data, sd),
+        "kv_pool": kv_pool(data),
+        "cold_start": cold_start(data),
+        "disturbances": disturbances(data, sd),
+    }
+    not_applicable = {k: v.reason for k, v in results.items() if isinstance(v, NotApplicable)}
+    sections = {k: (None if isinstance(v, NotApplicable) else v) for k, v in results.items()}
+    return Report(
+        logscope_version=_version(), engine=data.engine, engine_version=data.engine_version, files=data.files,
+        lines=lines, not_applicable=not_applicable, coverage=_coverage(data, lines), findings=[], **sections,
+    )

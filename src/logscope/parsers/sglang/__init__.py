@@ -1,0 +1,176 @@
+"""SGLang dialect: the ``[date time TAGS] `` header in every form SGLang printed from 0.3 to 0.5.x,
+the custom ``date LEVEL PID [TAGS file.py:N] `` format, uvicorn and c10d lines, records glued onto
+progress bars, prefix-less continuation lines, and the message grammars (``grammars.py``).
+
+Header forms (``[`` may be followed by a space; a paste may lose the ``[`` before a date)::
+
+    [2025-06-01 12:00:00] msg                      main process; single GPU from 0.4.7
+    [2025-06-01 12:00:00.123 DP1 TP3 EP3] msg      SGLANG_LOG_MS (0.5.7+), rank tags in any order
+    [12:00:00 TP0] msg                             2024 (<= 0.3.x): time only
+    2025-10-18 15:00:18 INFO 5129 [ DP15 TP15 EP15 scheduler_metrics_mixin.py:131] msg
+                                                   a custom logging config (SGLANG_LOGGING_CONFIG_PATH)
+    [2025-06-01 12:00:00] INFO:     msg            uvicorn, with its level word
+    [rank3]:[E1227 18:58:46.356042219 ProcessGroupNCCL.cpp:2648] msg    c10d (NCCL watchdog)
+
+SGLang's own lines carry no level (INFO, WARNING and ERROR print alike), so ``level`` is None unless
+the line names one; warnings and errors are recognised by their text (``grammars.WARNING``/``ERROR``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from logscope.parsers.envelopes import Envelope, peel
+from logscope.parsers.pipeline import Dialect, Header
+from logscope.parsers.sglang.grammars import GRAMMARS
+
+__all__ = ["SglangDialect"]
+
+_TAG = r"(?:DP|TP|EP|PP|ATTN_CP|MOE_DP)\d+|encode_server|encode_dp_worker\[\d+\]"
+_LEVEL = r"DEBUG|INFO|WARNING|ERROR|CRITICAL"
+
+# "[" date? time ms? (" " TAG)* "] ": the "[" may be lost before a full date (a paste's first line)
+_BRACKET = re.compile(
+    r"(?:\[ ?|(?=\d{4}-\d\d-\d\d ))"
+    r"(?:(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) )?(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:\.(?P<ms>\d{1,6}))?"
+    rf"(?P<tags>(?: (?:{_TAG}))*)\] ?"
+)
+_CUSTOM = re.compile(
+    r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<ms>\d{1,6}))? "
+    rf"(?P<level>{_LEVEL}) (?P<pid>\d+) \[ ?(?P<tags>(?:(?:{_TAG}) )*)(?P<src>[^\s\[\]]+:\d+)\] ?"
+)
+_UVICORN = re.compile(rf"(?P<level>{_LEVEL}):\s+")
+_C10 = re.compile(
+    r"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<lvl>[EWIF])(?P<mo>\d\d)(?P<d>\d\d) "
+    r"(?P<t>\d\d:\d\d:\d\d(?:\.\d+)?)(?: \d+)? (?P<src>[^\s\]]+:\d+)\] ?"
+)
+_C10_LEVEL = {"E": "ERROR", "W": "WARNING", "I": "INFO", "F": "FATAL"}
+_TAG_RX = re.compile(r"(DP|TP)(\d+)\b")
+
+# SGLang's own stamp where an outer-envelope peeler would take it for a collector's stamp
+_OWN_STAMP = re.compile(
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
+    rf"(?: (?:{_LEVEL}) \d+ \[|(?: (?:{_TAG}))*\] )"
+)
+# a header written into the middle of a line (a tqdm bar without its newline)
+_GLUED = re.compile(
+    rf"\[ ?(?:\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{{1,6}})?(?: (?:{_TAG}))*"
+    rf"|\d\d:\d\d:\d\d(?:\.\d{{1,6}})?(?: (?:{_TAG}))+)\] "
+)
+
+# prefix-less lines that continue an SGLang record (besides tracebacks, which the pipeline joins)
+_KV_ALLOC_DETAIL = re.compile(r"Try to allocate \d|Ava(?:il|li)able tokens|self\.[\w.]+(?:\(\))?=")
+_CAPTURE_HINT = re.compile(r"Possible solutions|\d\. |Open an issue on GitHub")
+_PYWARN_HEAD = re.compile(r"\S+\.py:\d+: [A-Z]\w*Warning: ")
+_DUMP_HEAD = re.compile(r"Pyspy dump for PID \d+|\w+ debug info:")
+
+# line starts of the SGLang benchmark client (sglang.bench_serving) that vLLM's client never prints
+_MARKERS = ("Backend:  ", "Total generated tokens (retokenized):", "Max reqeuest concurrency:",
+            "benchmark_args=Namespace(")
+
+
+def _header(m: re.Match[str], level: str | None, source: str | None) -> Header:
+    h, mi, s = m["h"], m["mi"], m["s"]
+    ms = m["ms"]
+    sod = int(h) * 3600 + int(mi) * 60 + int(s) + (int(ms) / 10 ** len(ms) if ms else 0.0)
+    time = m.string[m.start("y" if m["y"] is not None else "h"):m.end("ms" if ms else "s")]  # as printed
+    stamp: tuple[int | None, int | None, int | None, float] = (
+        (int(m["y"]), int(m["mo"]), int(m["d"]), sod) if m["y"] is not None else (None, None, None, sod)
+    )
+    tags = m["tags"].split()
+    process = " ".join(tags) or None
+    tp = dp = None
+    for t in tags:
+        tm = _TAG_RX.fullmatch(t)
+        if tm is not None:
+            if tm[1] == "TP":
+                tp = int(tm[2])
+            else:
+                dp = int(tm[2])
+    return Header(level=level, time=time, source=source, stamp=stamp, process=process, tp_rank=tp, dp_rank=dp)
+
+
+class SglangDialect(Dialect):
+    name = "sglang"
+    markers = _MARKERS
+
+    def __init__(self) -> None:
+        super().__init__(GRAMMARS)
+
+    def header(self, text: str) -> tuple[Header, str] | None:
+        c = text[:1]
+        if c == "[" or c.isdigit():
+            m = _BRACKET.match(text)
+            if m is not None:
+                msg = text[m.end():]
+                level = source = None
+                if msg[:1] in "DIWEC" and msg:
+                    u = _UVICORN.match(msg)
+                    if u is not None:
+                        level, source, msg = u["level"], "uvicorn", msg[u.end():]
+                return _header(m, level, source), msg
+            m = _CUSTOM.match(text) if c.isdigit() else None
+            if m is not None:
+                hdr = _header(m, m["level"], m["src"])
+                hdr.process = f"{hdr.process} pid={m['pid']}" if hdr.process else f"pid={m['pid']}"
+                return hdr, text[m.end():]
+            m = _C10.match(text) if c == "[" else None
+            if m is not None:
+                # the c10 stamp has no year: keep it as printed, leave it out of the run's clock
+                rank = m["rank"]
+                return Header(level=_C10_LEVEL[m["lvl"]], time=f"{m['mo']}-{m['d']} {m['t']}", source=m["src"],
+                              stamp=None, process=f"rank{rank}" if rank else None), text[m.end():]
+            return None
+        if c in "DIWEC":
+            u = _UVICORN.match(text)
+            if u is not None:  # uvicorn before SGLang formatted it (<= 0.4.0)
+                return Header(level=u["level"], time=None, source="uvicorn", stamp=None), text[u.end():]
+        return None
+
+    def envelope(self, text: str) -> Envelope:
+        env = peel(text)
+        if env.outer_time is None:
+            return env
+        # the peeler took a stamp: keep it when it is SGLang's own (custom format, "[" lost in a paste)
+        m = _OWN_STAMP.search(text, 0, 200)
+        if m is None:
+            return env
+        start = m.start()
+        outer = peel(text[:start]) if start else Envelope("")
+        if outer.text:
+            return env
+        return Envelope(text[start:], outer.process, outer.outer_time)
+
+    def split_glued(self, text: str) -> list[str]:
+        if len(text) < 24 or text.find("[", 1) < 0:
+            return [text]
+        pieces: list[str] = []
+        start = 0
+        for m in _GLUED.finditer(text, 1):
+            if m.start() <= start:
+                continue
+            pieces.append(text[start:m.start()])  # exact slices: the pieces rebuild the line
+            start = m.start()
+        if not pieces:
+            return [text]
+        pieces.append(text[start:])
+        return pieces
+
+    def continues(self, message: str, text: str) -> bool:
+        last = message[message.rfind("\n") + 1:]
+        first = message if len(last) == len(message) else message[: message.find("\n")]
+        # py-spy dumps and watchdog debug info: everything up to the next header
+        if _DUMP_HEAD.match(first):
+            return True
+        if not text:  # the KV allocation failure message ends with a newline
+            return _KV_ALLOC_DETAIL.match(last) is not None
+        # KV pool allocation failure: "Try to allocate N tokens." / "Available tokens: N" / "self.x()=N"
+        if _KV_ALLOC_DETAIL.match(text) and (
+            "Try to lower your batch size" in last or _KV_ALLOC_DETAIL.match(last)
+        ):
+            return True
+        # the advice SGLang appends to "Capture cuda graph failed: ..."
+        if _CAPTURE_HINT.match(text) and ("Capture cuda graph failed" in last or _CAPTURE_HINT.match(last)):
+            return True
+        # a Python warning's indented message and source lines
+        return text.startswith("  ") and _PYWARN_HEAD.match(first) is not None
