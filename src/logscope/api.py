@@ -141,7 +141,8 @@ def load(
     if stats.text_lines == 0:
         raise UnreadableInput(_nothing_read(files, stats))
     known = [e for e in engines if e]
-    run_engine = max(set(known), key=known.count) if known else None
+    # the most frequent engine; on a tie the first file's (a server log before its client's output)
+    run_engine = max(dict.fromkeys(known), key=known.count) if known else None
     if len(per_file) > 1:
         per_file = _align_clocks(per_file)
     return Run(files=files, engine=run_engine, events=_merge_by_time(per_file), stats=stats)

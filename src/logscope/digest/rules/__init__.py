@@ -1,0 +1,13 @@
+"""The built-in digest rules, one module per rule; importing this package registers them all.
+
+Modules whose name starts with ``_`` hold shared helpers, not rules.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    if not _info.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_info.name}")

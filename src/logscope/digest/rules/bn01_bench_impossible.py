@@ -1,0 +1,107 @@
+"""BN01: the benchmark client printed numbers that cannot be right."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from logscope.digest.context import Context
+from logscope.digest.finding import EvidenceItem, Finding
+from logscope.digest.registry import Rule, register
+
+_ROW = {  # the result-block row that prints a checked figure (for the evidence line)
+    "output_tok_s": "Output token throughput",
+    "input_tok_s": "Input token throughput",
+    "total_tok_s": "Total token throughput",
+    "request_throughput": "Request throughput",
+    "duration_s": "Benchmark duration",
+    "mean_ttft_ms": "Mean TTFT",
+    "mean_tpot_ms": "Mean TPOT",
+    "concurrency": "Concurrency",
+}
+
+
+@register
+class BenchImpossible(Rule):
+    """The benchmark client's result block holds numbers that are physically impossible.
+
+    What
+        The bench analysis checks every client result block in the log (``vllm bench serve``,
+        ``sglang.bench_serving``) against arithmetic and physics: a throughput cannot exceed the
+        tokens (or requests) divided by the duration; no latency exceeds the duration; Little's law
+        relates duration, latency and concurrency; and, when the engine's log is there too, the
+        client cannot receive tokens faster than the engine decoded them or get a first token
+        before the prompt could be prefilled. Each violated check becomes part of the message, with
+        the number to trust instead.
+
+    Why
+        Client figures are pasted into decisions. In the Kimi-K3 case the client printed 1111.61
+        tok/s of output for a run whose 10 requests x 3000 tokens in 295.21 s allow at most 101.6
+        tok/s: the figure was 11x inflated, and only the engine's own rates were usable.
+
+    Fix
+        Do not use the flagged figures; use the bound given (tokens / duration) or the engine's
+        rates from its log. Check the client's token counting (streaming chunks counted as tokens,
+        reasoning tokens, a tokenizer mismatch) and its version.
+
+    References
+        - ``logscope.analyses.bench`` (the checks)
+        - docs/design CASE: Kimi-K3, "Client-side numbers must be checked against physics"
+    """
+
+    code = "BN01"
+    slug = "bench-impossible"
+    title = "Client benchmark numbers impossible or inconsistent"
+    severity = "warning"
+    confidence = "inferred"
+    kinds = ("bench_result",)
+
+    def not_checked(self, ctx: Context) -> str | None:
+        if _checker() is None:
+            return "the bench analysis (logscope.analyses.bench.check_bench) is not available"
+        return super().not_checked(ctx)
+
+    def check(self, ctx: Context) -> Iterable[Finding]:
+        check_bench = _checker()
+        if check_bench is None:
+            return []
+        engine = _engine_figures(ctx)
+        out: list[Finding] = []
+        for _i, e in ctx.of_kind("bench_result"):
+            sanity = check_bench(e, **engine)
+            bad = [c for c in getattr(sanity, "checks", []) if not getattr(c, "ok", True)]
+            if not bad:
+                continue
+            msg = "The benchmark client's result block (line {}) does not add up: {}.".format(
+                e.line, "; ".join(str(getattr(c, "message", c)) for c in bad))
+            evidence: list[EvidenceItem] = [e]
+            for c in bad:
+                row = _ROW.get(str(getattr(c, "metric", "")))
+                if row:
+                    evidence.append((e, row))
+            fix = ("Do not use the flagged figures: use the bounds given or the engine's own rates; check how the "
+                   "client counts tokens (streamed chunks, reasoning tokens, tokenizer) and its version.")
+            out.append(self.finding(msg, fix, [e], evidence))
+        return out
+
+
+def _checker() -> Callable[..., Any] | None:
+    try:
+        from logscope.analyses.bench import check_bench
+    except ImportError:
+        return None
+    return check_bench
+
+
+def _engine_figures(ctx: Context) -> dict[str, float]:
+    """The engine's own rates for the cross-checks, when the run holds the server log too."""
+    out: dict[str, float] = {}
+    sd = ctx.analysis("stable_decode") if ctx.has("throughput") or ctx.has("decode_batch") else None
+    if sd is not None:
+        out["engine_decode_tok_s"] = float(sd.mean_tok_s)
+        out["engine_decode_running"] = float(sd.concurrency)
+    pf = ctx.analysis("prefill") if ctx.has("throughput") or ctx.has("prefill_batch") else None
+    if pf is not None:
+        sustained = getattr(pf, "sustained", None)
+        out["engine_prefill_tok_s"] = float(sustained.mean_tok_s if sustained is not None else pf.mean_tok_s)
+    return out
