@@ -338,6 +338,38 @@ def test_split_glued_gives_exact_slices() -> None:
         assert d.split_glued(text) == [text]
 
 
+@pytest.mark.parametrize("name", ["sglang-jax-tpu-decode-cache-miss", "gen-d1_ctx512"])
+def test_windows_line_endings_and_indented_pastes(tmp_path: Path, name: str) -> None:
+    """SGLang never continues a record on a prefixed line: lines with one stamp stay apart under \\r\\n."""
+    src = (CORPUS / f"{name}.log").read_text(encoding="utf-8")
+    want = _run(CORPUS / f"{name}.log").counts()
+    crlf = tmp_path / "crlf.log"
+    crlf.write_bytes(src.replace("\n", "\r\n").encode())
+    assert _run(crlf).counts() == want
+    indented = tmp_path / "indented.log"
+    indented.write_text("".join(f"    {ln}\n" if ln.startswith("[") else f"{ln}\n" for ln in src.splitlines()))
+    assert _run(indented).counts() == want
+
+
+def test_lines_behind_an_unknown_prefix() -> None:
+    """A custom logging config (SGLANG_LOGGING_CONFIG_PATH) can print any prefix: batch, retraction and
+    ready lines are still found; their time is what the collector layer kept, if anything."""
+    evs = _events([
+        "2025-06-01 12:00:00,123 - sglang.srt.managers.scheduler - INFO - Decode batch. #running-req: 2, #token: 5, "
+        "token usage: 0.00, gen throughput (token/s): 1.00, #queue-req: 0",
+        "INFO:sglang.srt.managers.scheduler:Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, "
+        "token usage: 0.00, #running-req: 0, #queue-req: 0",
+        "[pod/sglang-0/sglang] KV cache pool is full. Retract requests. #retracted_reqs: 3, "
+        "#new_token_ratio: 0.3000 -> 0.5123",
+        "I1201 12:00:00 x.py:12] The server is fired up and ready to roll!",
+        "vs self.max_total_num_tokens=1024",  # not a scheduler summary line
+    ])
+    assert [e.kind for e in evs] == ["decode_batch", "prefill_batch", "retract", "server_ready", "unparsed"]
+    assert (evs[0].time, evs[0].gen_tok_s, evs[1].new_token, evs[2].new_token_ratio) == (
+        "2025-06-01 12:00:00,123", 1.0, 7, 0.5123)
+    assert [e.model_dump() for e in evs] == [e.model_dump() for e in _events([e.raw for e in evs], reference=True)]
+
+
 def test_continuation_lines() -> None:
     evs = _events([
         "[2025-10-10 10:10:10 TP0] Decode out of memory. Try to lower your batch size.",

@@ -74,6 +74,7 @@ class Dialect:
     name: str | None = None
     blocks: tuple[BlockRule, ...] = BLOCK_RULES
     markers: tuple[str, ...] = ()  # line starts only this engine's output has (weighed by ``detect``)
+    crlf_continues = True  # a line ending in \r\n may continue into the next one with the same prefix (vLLM)
 
     def __init__(self, grammars: Iterable[Grammar]) -> None:
         self.grammars = list(grammars)
@@ -307,7 +308,7 @@ class Parser:
             yield open_rec
 
     def _continues(self, rec: Record, hdr: Header | None, msg: str, process: str | None) -> bool:
-        if rec.cont and hdr is not None and rec.header is not None:
+        if rec.cont and hdr is not None and rec.header is not None and self.dialect.crlf_continues:
             h = rec.header
             return (
                 hdr.level == h.level and hdr.time == h.time and hdr.source == h.source

@@ -31,7 +31,7 @@ _LEVEL = r"DEBUG|INFO|WARNING|ERROR|CRITICAL"
 
 # "[" date? time ms? (" " TAG)* "] ": the "[" may be lost before a full date (a paste's first line)
 _BRACKET = re.compile(
-    r"(?:\[ ?|(?=\d{4}-\d\d-\d\d ))"
+    r"[ \t]*(?:\[ ?|(?=\d{4}-\d\d-\d\d ))"
     r"(?:(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) )?(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:\.(?P<ms>\d{1,6}))?"
     rf"(?P<tags>(?: (?:{_TAG}))*)\] ?"
 )
@@ -93,12 +93,15 @@ def _header(m: re.Match[str], level: str | None, source: str | None) -> Header:
 class SglangDialect(Dialect):
     name = "sglang"
     markers = _MARKERS
+    crlf_continues = False  # SGLang never continues a record on a prefixed line; \r\n is a Windows file
 
     def __init__(self) -> None:
         super().__init__(GRAMMARS)
 
     def header(self, text: str) -> tuple[Header, str] | None:
         c = text[:1]
+        if c in " \t" and text.lstrip(" \t")[:1] == "[":  # a paste indented the lines
+            c = "["
         if c == "[" or c.isdigit():
             m = _BRACKET.match(text)
             if m is not None:
@@ -147,7 +150,7 @@ class SglangDialect(Dialect):
         pieces: list[str] = []
         start = 0
         for m in _GLUED.finditer(text, 1):
-            if m.start() <= start:
+            if m.start() <= start or not text[start:m.start()].strip():  # not after mere indentation
                 continue
             pieces.append(text[start:m.start()])  # exact slices: the pieces rebuild the line
             start = m.start()

@@ -3,8 +3,9 @@
 Each grammar is written once in our vocabulary (``logscope.parsers.grammar``) and tagged with the
 event kind it produces. The per-batch lines (``Prefill batch`` / ``Decode batch``) changed shape in
 almost every release: their head is one of three forms and their body a ``key: value`` list whose
-fields come, go and move between versions, so the body is a ``Many`` of known items (typed, mapped
-to event fields) and one generic item that keeps any other field in ``extra``.
+fields come, go and move between versions, so the body is a ``Many`` of items read by their printed
+value format and mapped to event fields through a key table; a generic item keeps any other field
+in ``extra`` (its key normalised: ``#pending-token`` -> ``pending_token``), never failing the line.
 
 Paste damage must give a correct event or none, never a wrong number:
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from logscope.parsers.bench import BENCH_GRAMMARS
@@ -77,7 +79,7 @@ _EXTRA_F2_KEYS = ("swa token usage", "mamba usage", "gpu token usage", "cpu toke
 _EXTRA_PCT_KEYS = ("cache hit rate", "fwd occupancy", "fwd+idle occupancy")
 
 
-def _keys(keys: Any) -> str:
+def _keys(keys: Iterable[str]) -> str:
     """Alternation of literal keys, longest first (so ``#token`` never shadows ``#token-x``)."""
     return "|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True))
 
@@ -114,7 +116,7 @@ def _kv_item(text: str) -> tuple[str, Any]:
     return name, v
 
 
-def _typed(table: dict[str, str], conv: Any) -> Any:
+def _typed(table: dict[str, str], conv: Callable[[str], Any]) -> Callable[[str], tuple[str, Any]]:
     def field(text: str) -> tuple[str, Any]:
         key, _, value = text.partition(": ")
         return table[key], conv(value)
@@ -195,6 +197,7 @@ def _batch_grammar(name: str, kind: str, head: str, keep: tuple[str, ...]) -> Gr
         kind,
         (head,),
         Seq(head, _HEAD_SEP, Many(_batch_item, ", "), Opt(_CLIPPED), Opt(","), End()),
+        search=True,  # behind any prefix a custom logging config may print
         build=lambda f: _batch(f, keep),
     )
 
@@ -220,6 +223,7 @@ RETRACT = Grammar(
         Opt(","),
         End(),
     ),
+    search=True,
     build=lambda f: {k: v for k, v in f.items() if k != "clipped"},
 )
 
@@ -356,6 +360,7 @@ SERVER_READY = Grammar(
     "server_ready",
     ("The server is fired up and ready to roll",),
     Seq("The server is fired up and ready to roll!", End()),
+    search=True,
 )
 
 
