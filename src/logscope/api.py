@@ -7,6 +7,7 @@ time. ``t_s`` counts seconds from the run's first timestamp.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import re
@@ -18,7 +19,7 @@ from logscope.errors import LogscopeError, UnreadableInput
 from logscope.events import Event
 from logscope.parsers import detect, dialect
 from logscope.parsers.bench import result_file_events
-from logscope.parsers.framing import Line, ReadStats, expand_paths, read_lines
+from logscope.parsers.framing import Line, ReadStats, Sparse, expand_paths, read_lines
 from logscope.parsers.pipeline import CUM_DAYS, Parser
 
 if TYPE_CHECKING:
@@ -79,12 +80,40 @@ def iter_file_events(
     results = result_file_events(path, stats)
     if results is not None:  # a benchmark client's --save-result JSON / JSONL file
         return None, iter(results)
-    lines = read_lines(path, stats)
+    if keep_unparsed or path == "-":  # stdin cannot be read twice (detection, then the sparse pass)
+        lines = read_lines(path, stats)
+        if engine == "auto":
+            head, lines = _with_lookahead(lines, HEAD_LINES)
+            engine = detect(head)
+        parser = Parser(dialect(engine), keep_unparsed=keep_unparsed, reference=reference)
+        return engine, parser.events(lines)
+    # nobody wants the lines no grammar understood: read sparsely, only the lines holding an anchor
+    # (and the lines a record in progress asks for) are decoded and parsed; the others are counted
+    head = list(itertools.islice(read_lines(path, ReadStats()), HEAD_LINES))
     if engine == "auto":
-        head, lines = _with_lookahead(lines, 3000)
         engine = detect(head)
-    parser = Parser(dialect(engine), keep_unparsed=keep_unparsed, reference=reference)
-    return engine, parser.events(lines)
+    parser = Parser(dialect(engine), keep_unparsed=False, reference=reference)
+    parser.sparse = True
+    d = parser.dialect
+    # the run's clock starts at the file's first timestamp, even when that line is skipped
+    for ln in head:
+        parsed = d.header(d.envelope(ln.text).text)
+        if parsed is not None and parsed[0].stamp is not None:
+            parser.clock.seconds(parsed[0].stamp)
+            break
+    sparse = Sparse(_scanner(tuple(d.scan_literals())), lambda: parser.need_next, head=SPARSE_HEAD)
+    return engine, parser.events(read_lines(path, stats, sparse))
+
+
+HEAD_LINES = 3000  # lines read at a file's start to detect its engine
+SPARSE_HEAD = HEAD_LINES  # lines read whole before the sparse reader starts skipping (the first timestamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _scanner(literals: tuple[str, ...]) -> Any:
+    from logscope.parsers.scan import scanner
+
+    return scanner(literals)
 
 
 def iter_events(

@@ -60,10 +60,12 @@ class BlockRule:
     opens: Callable[[str], bool]
     accepts: Callable[[str, str], str | None]
     grammars: tuple[Grammar, ...] = ()
+    anchors: tuple[str, ...] = ()  # literals every opening line holds (for the sparse reader)
 
 
 BLOCK_RULES: tuple[BlockRule, ...] = (
-    BlockRule("bench_result", bench.opens, bench.accepts, tuple(bench.BENCH_GRAMMARS)),
+    BlockRule("bench_result", bench.opens, bench.accepts, tuple(bench.BENCH_GRAMMARS),
+              ("Benchmark Result", "Successful requests", "Backend:")),
 )
 _MAX_INTERLEAVED = 8  # engine records held inside an open block before the block is given up
 
@@ -104,6 +106,24 @@ class Dialect:
     def continues(self, message: str, text: str) -> bool:
         """Does a line without a header continue the record ``message`` (beyond tracebacks)?"""
         return False
+
+    def may_continue(self, message: str) -> bool:
+        """Could some next line continue ``message`` via ``continues``? (a cheap superset; lets the
+        sparse reader skip lines only when no record in progress can take them)."""
+        return False
+
+    # words that make a record an event even without a grammar (fallbacks by level, tracebacks)
+    fallback_anchors: tuple[str, ...] = ("WARN", "ERROR", "CRITICAL", "FATAL", "Traceback", "Warning:",
+                                         "]:[E", "]:[W")  # the last two: PyTorch c10d "[rank3]:[E1227 ..."
+
+    def scan_literals(self) -> list[str]:
+        """Every literal whose presence can make a line matter: grammar and block anchors, fallbacks."""
+        lits = {a for g in self.grammars for a in g.anchors}
+        for rule in self.blocks:
+            lits.update(rule.anchors)
+            lits.update(a for g in rule.grammars for a in g.anchors)
+        lits.update(self.fallback_anchors)
+        return sorted(lits)
 
     # -- dispatch ----------------------------------------------------------------------------
     def candidates(self, text: str) -> list[Grammar]:
@@ -222,6 +242,8 @@ class Parser:
         self.clock = Clock()
         self.engine = dialect.name
         self.counts: dict[str, int] = {}
+        self.sparse = False  # set by the reader when it skips lines that hold no anchor
+        self.need_next = False  # (sparse) the record in progress may continue on the next line
 
     # -- records -----------------------------------------------------------------------------
     def records(self, lines: Iterable[Line]) -> Iterator[Record]:
@@ -301,11 +323,21 @@ class Parser:
                     cont=cont,
                     tb_state="frames" if msg.rstrip().endswith(_TB_START) else None,
                 )
+            if self.sparse:
+                self.need_next = block is not None or (open_rec is not None and self._may_continue(open_rec))
         if block is not None:
             yield block
             yield from held
         if open_rec is not None:
             yield open_rec
+
+    def _may_continue(self, rec: Record) -> bool:
+        """Could the next line belong to ``rec``? (The sparse reader then hands it over.)"""
+        return (
+            (rec.cont and self.dialect.crlf_continues)
+            or rec.tb_state is not None
+            or self.dialect.may_continue(rec.message)
+        )
 
     def _continues(self, rec: Record, hdr: Header | None, msg: str, process: str | None) -> bool:
         if rec.cont and hdr is not None and rec.header is not None and self.dialect.crlf_continues:
@@ -394,7 +426,9 @@ class Parser:
             fb = fallback(rec, base)
             if fb is not None:
                 out.append(fb)
-        if not out and self.keep_unparsed:
+        if not out and (self.keep_unparsed or candidate is not None):
+            # a record that holds a known kind's anchor but did not parse is always reported:
+            # it is rare, and it is how a new log format shows up
             out.append(Unparsed(**base, text=text, candidate=candidate))
         return out
 

@@ -159,6 +159,19 @@ class SglangDialect(Dialect):
         pieces.append(text[start:])
         return pieces
 
+    def may_continue(self, message: str) -> bool:
+        """A superset of ``continues`` that looks only at the record (for the sparse reader)."""
+        last = message[message.rfind("\n") + 1:]
+        first = message if len(last) == len(message) else message[: message.find("\n")]
+        return bool(
+            _DUMP_HEAD.match(first)
+            or _PYWARN_HEAD.match(first)
+            or _KV_ALLOC_DETAIL.match(last)
+            or "Try to lower your batch size" in last
+            or "Capture cuda graph failed" in last
+            or _CAPTURE_HINT.match(last)
+        )
+
     def continues(self, message: str, text: str) -> bool:
         last = message[message.rfind("\n") + 1:]
         first = message if len(last) == len(message) else message[: message.find("\n")]
