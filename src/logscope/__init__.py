@@ -5,6 +5,7 @@
     run.frame("throughput")
     report = run.analyze()
     cmp = logscope.compare(run_a, run_b)
+    store = logscope.open_store("store/")   # many runs (``logscope ingest``), as polars LazyFrames
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from logscope.errors import LogscopeError, UnreadableInput
 from logscope.events import AnyEvent, Event
 
 if TYPE_CHECKING:
+    import os
+
     from logscope.analyses.compare import Comparison
+    from logscope.store.open import Store
 
 
 def compare(run_a: Run, run_b: Run, labels: list[str] | tuple[str, ...] | None = None) -> Comparison:
@@ -27,5 +31,14 @@ def compare(run_a: Run, run_b: Run, labels: list[str] | tuple[str, ...] | None =
     return _compare(run_a, run_b, labels)
 
 
-__all__ = ["AnyEvent", "Event", "LogscopeError", "Run", "UnreadableInput", "compare", "iter_events", "load"]
+def open_store(path: str | os.PathLike[str]) -> Store:
+    """A store made by ``logscope ingest``: ``.runs`` (one row per run) and ``store[kind]`` (every run's
+    events of that kind), as polars LazyFrames. Imports polars on first call."""
+    from logscope.store.open import open_store as _open_store
+
+    return _open_store(path)
+
+
+__all__ = ["AnyEvent", "Event", "LogscopeError", "Run", "UnreadableInput", "compare", "iter_events", "load",
+           "open_store"]
 __version__ = "0.1.0"

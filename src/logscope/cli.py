@@ -20,6 +20,8 @@ from logscope.events import KINDS, Event
 F = TypeVar("F", bound=Callable[..., Any])
 
 ENGINE_CHOICE = click.Choice(["auto", "vllm", "sglang"])
+FAIL_ON_CHOICE = click.Choice(["error", "warning", "never"])
+REPORT_FORMAT_CHOICE = click.Choice(["text", "markdown", "json", "html"])
 
 
 def _engine(value: str) -> str | None:
@@ -119,25 +121,160 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
 @click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=REPORT_FORMAT_CHOICE, default="text", show_default=True,
+              help="text: terminal tables; markdown: for a ticket (fits a GitHub comment); json: CONTRACT keys; "
+                   "html: one self-contained page with the figures")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the report here instead of stdout")
+@click.option("--plots", "plots_dir", type=click.Path(file_okay=False),
+              help="also write the figures into this directory, as PNG and SVG")
+@click.option("--fail-on", type=FAIL_ON_CHOICE, default="never", show_default=True,
+              help="exit 1 when a finding is at or above this severity (for CI)")
+@click.option("--follow", is_flag=True,
+              help="watch LOG grow (rotation and truncation handled): a live view and new findings on stderr; "
+                   "Ctrl-C prints the final report")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="with --follow: seconds between refreshes")
 @friendly
-def analyze(logs: tuple[str, ...], engine: str, fmt: str, output: str | None) -> None:
+def analyze(
+    logs: tuple[str, ...], engine: str, fmt: str, output: str | None, plots_dir: str | None, fail_on: str,
+    follow: bool, interval: float,
+) -> None:
     """Report of one run (several LOGS are one run: ranks, nodes, rotated parts)."""
-    from logscope.api import load
-    from logscope.render.text import render_summary, summary
+    from logscope.render.formats import check_outputs, emit_report, run_figures
 
-    run = load(list(logs), engine)
-    data = summary(run)
-    if fmt == "json":
-        text = json.dumps(data, indent=2, default=str)
-        if output:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        else:
-            click.echo(text)
+    check_outputs(output, plots_dir)
+    if follow:
+        if len(logs) != 1:
+            raise click.UsageError("--follow watches one LOG")
+        from logscope.follow import follow_log
+
+        run, report = follow_log(logs[0], engine, interval)
+    else:
+        run = _load_run(list(logs), engine)
+        report = run.analyze()
+    plots, written = run_figures(run, report, fmt, plots_dir)
+    emit_report(report, fmt, output, plots)
+    if written:
+        click.echo(f"logscope: wrote {len(written) // 2} figure(s) to {plots_dir} (PNG and SVG)", err=True)
+    if fail_on != "never":
+        _exit_on_findings(report.findings, fail_on)
+
+
+def _exit_on_findings(findings: list[Any], level: str) -> None:
+    """Exit 1, with one sentence on stderr, when a finding is at or above ``level``."""
+    from logscope.digest import at_or_above
+
+    failing = at_or_above(findings, level)
+    if failing:
+        codes = ", ".join(sorted({f.code for f in failing}))
+        click.echo(f"logscope: {len(failing)} finding(s) at or above {level}: {codes}.", err=True)
+        sys.exit(1)
+
+
+def _load_run(paths: list[str], engine: str) -> Any:
+    """``api.load`` with a progress bar on stderr for large inputs (only on a terminal)."""
+    from logscope.api import load
+    from logscope.parsers.framing import ReadStats
+    from logscope.render.progress import reading_progress
+
+    stats = ReadStats()
+    with reading_progress(paths, stats):
+        return load(paths, engine, stats=stats)
+
+
+@main.command("compare")
+@click.argument("base")
+@click.argument("other")
+@click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
+@click.option("--label", "labels", multiple=True, help="a name for BASE, then (given again) for OTHER")
+@click.option("--format", "fmt", type=REPORT_FORMAT_CHOICE, default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the comparison here instead of stdout")
+@click.option("--plots", "plots_dir", type=click.Path(file_okay=False),
+              help="also write the overlay figures into this directory, as PNG and SVG")
+@friendly
+def compare_command(
+    base: str, other: str, engine: str, labels: tuple[str, ...], fmt: str, output: str | None, plots_dir: str | None,
+) -> None:
+    """Two runs side by side: BASE and OTHER (each a log file, .gz or directory), and how much slower OTHER
+    decodes (BASE / OTHER of the stable decode rate, by mean, median and peak)."""
+    from logscope.analyses.compare import compare
+    from logscope.render.formats import check_outputs, compare_figures, emit_compare
+
+    if len(labels) > 2:
+        raise click.UsageError("--label is given at most twice: BASE's name, then OTHER's")
+    check_outputs(output, plots_dir)
+    run_a, run_b = _load_run([base], engine), _load_run([other], engine)
+    cmp = compare(run_a, run_b, labels=list(labels) or None)
+    plots, written = compare_figures(run_a, run_b, cmp, fmt, plots_dir)
+    emit_compare(cmp, fmt, output, plots)
+    if written:
+        click.echo(f"logscope: wrote {len(written) // 2} figure(s) to {plots_dir} (PNG and SVG)", err=True)
+
+
+@main.command("ingest")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+              help="the store directory (made when missing; an existing store is added to)")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="parse with this many local processes")
+@click.option("--dask-scheduler", "dask_scheduler", metavar="ADDRESS",
+              help="run the per-run work as Dask tasks on this scheduler (needs logscope[dask]; the workers "
+                   "must see the logs and the store at the same paths)")
+@click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
+@click.option("--group", type=click.Choice(["file", "dir"]), default="file", show_default=True,
+              help="file: each log is a run; dir: the logs of one directory are one run (ranks, nodes, parts)")
+@friendly
+def ingest_command(
+    paths: tuple[str, ...], out: str, jobs: int, dask_scheduler: str | None, engine: str, group: str,
+) -> None:
+    """Parse many logs (files, directories, globs, .gz) into a Parquet store, one partition per run and
+    event kind, with a runs table; files already in the store (same content) are skipped. Read it with
+    logscope.open_store(OUT), polars or DuckDB."""
+    from logscope.store.ingest import ingest, ingest_dask
+
+    progress = _ingest_progress()
+    if dask_scheduler:
+        if jobs != 1:
+            raise click.UsageError("--jobs and --dask-scheduler exclude each other (Dask decides the parallelism)")
+        summary = ingest_dask(list(paths), out, scheduler=dask_scheduler, engine=engine, group=group,
+                              progress=progress)
+    else:
+        summary = ingest(list(paths), out, jobs=jobs, engine=engine, group=group, progress=progress)
+    for files, error in summary.failed:
+        click.echo(f"logscope: failed: {files}: {error}", err=True)
+    click.echo(f"logscope: {summary.text()}", err=True)
+    if summary.failed:
+        sys.exit(1)
+
+
+def _ingest_progress() -> Any:
+    """A line on stderr per finished run, only on a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int, res: Any) -> None:
+        state = "failed" if res.error else f"{res.seconds:.1f} s"
+        click.echo(f"\r\033[K[{done}/{total}] {res.run} ({state})", err=True, nl=done == total)
+
+    return show
+
+
+@main.command("rules")
+@click.argument("code", required=False)
+@friendly
+def rules_command(code: str | None) -> None:
+    """The digest rules; with CODE (e.g. KV01, or a slug), that rule's documentation."""
+    from logscope.digest import get_rule
+    from logscope.digest.docs import rule_page, rules_table
+
+    if code is None:
+        click.echo(rules_table())
         return
-    render_summary(data, output)
+    try:
+        cls = get_rule(code)
+    except KeyError:
+        raise LogscopeError(f"there is no rule {code!r}; `logscope rules` lists them") from None
+    click.echo(rule_page(cls), nl=False)
 
 
 if __name__ == "__main__":  # pragma: no cover
