@@ -74,6 +74,7 @@ def iter_file_events(
     stats: ReadStats | None = None,
     keep_unparsed: bool = True,
     reference: bool = False,
+    keep_literals: tuple[str, ...] = (),
 ) -> tuple[str | None, Iterator[Event]]:
     """(engine, events) of one file, streaming. ``engine="auto"`` detects it from the first lines."""
     stats = stats if stats is not None else ReadStats()
@@ -92,7 +93,7 @@ def iter_file_events(
     head = list(itertools.islice(read_lines(path, ReadStats()), HEAD_LINES))
     if engine == "auto":
         engine = detect(head)
-    parser = Parser(dialect(engine), keep_unparsed=False, reference=reference)
+    parser = Parser(dialect(engine), keep_unparsed=False, reference=reference, keep_literals=keep_literals)
     parser.sparse = True
     d = parser.dialect
     # the run's clock starts at the file's first timestamp, even when that line is skipped
@@ -101,7 +102,8 @@ def iter_file_events(
         if parsed is not None and parsed[0].stamp is not None:
             parser.clock.seconds(parsed[0].stamp)
             break
-    sparse = Sparse(_scanner(tuple(d.scan_literals())), lambda: parser.need_next, head=SPARSE_HEAD)
+    sparse = Sparse(_scanner(tuple(sorted({*d.scan_literals(), *keep_literals}))), lambda: parser.need_next,
+                    head=SPARSE_HEAD)
     return engine, parser.events(read_lines(path, stats, sparse))
 
 
@@ -152,9 +154,12 @@ def load(
     *,
     keep_unparsed: bool = True,
     stats: ReadStats | None = None,
+    keep_literals: tuple[str, ...] = (),
 ) -> Run:
     """Parse one run (one or several files) into a ``Run``.
 
+    ``keep_unparsed=False`` reads sparsely (only lines holding an anchor are parsed: much faster on
+    big logs); unparsed lines that hold one of ``keep_literals`` are kept all the same.
     ``stats`` (optional) is updated while reading (``stats.bytes``: for a progress display).
     Raises ``UnreadableInput`` when nothing in the input was text.
     """
@@ -163,11 +168,11 @@ def load(
     per_file: list[list[Event]] = []
     engines: list[str | None] = []
     for f in files:
-        eng, evs = iter_file_events(f, engine, stats=stats, keep_unparsed=keep_unparsed)
+        eng, evs = iter_file_events(f, engine, stats=stats, keep_unparsed=keep_unparsed, keep_literals=keep_literals)
         got = list(evs)
         engines.append(eng)
         per_file.append(got)
-    if stats.text_lines == 0:
+    if nothing_read(stats, sum(1 for evs in per_file for e in evs if e.kind != "unparsed")):
         raise UnreadableInput(_nothing_read(files, stats))
     known = [e for e in engines if e]
     # the most frequent engine; on a tie the first file's (a server log before its client's output)
@@ -175,6 +180,17 @@ def load(
     if len(per_file) > 1:
         per_file = _align_clocks(per_file)
     return Run(files=files, engine=run_engine, events=_merge_by_time(per_file), stats=stats)
+
+
+def load_for_report(
+    paths: PathLike | Sequence[PathLike], engine: str | None = "auto", *, stats: ReadStats | None = None,
+) -> Run:
+    """``load`` keeping just what a report reads: events, lines near a known kind, and the text lines
+    analyses and digest rules grep for (``logscope.digest.text_anchors``). Gives the same report as a
+    full ``load``, in bounded memory and at the sparse reader's speed."""
+    from logscope.digest import text_anchors
+
+    return load(paths, engine, keep_unparsed=False, stats=stats, keep_literals=text_anchors())
 
 
 def _align_clocks(per_file: list[list[Event]]) -> list[list[Event]]:
@@ -206,6 +222,14 @@ def _abs_time(time: str) -> float | None:
     mon, day = int(m.group(2)), int(m.group(3))
     doy = CUM_DAYS[mon - 1] + day - 1 if 1 <= mon <= 12 else 0
     return (year * 365 + doy) * 86400.0 + int(m.group(4)) * 3600 + int(m.group(5)) * 60 + float(m.group(6))
+
+
+def nothing_read(stats: ReadStats, known_events: int) -> bool:
+    """True when the input held no text: no text line at all, or (no event of a known kind and) under
+    10 % of text lines among binary ones (random bytes hold short runs that look like text)."""
+    if stats.text_lines == 0:
+        return True
+    return known_events == 0 and stats.text_lines * 10 < stats.text_lines + stats.junk_lines
 
 
 def _nothing_read(files: list[str], stats: ReadStats) -> str:

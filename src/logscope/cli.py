@@ -82,7 +82,15 @@ def events(
     want = set(kinds)
     keep_unparsed = include_unparsed or "unparsed" in want
     stream, stats = _stream(logs, engine, keep_unparsed)
-    selected = (e for e in stream if (not want or e.kind in want) and (keep_unparsed or e.kind != "unparsed"))
+    known = [0]  # events of a known kind seen (whatever was selected): is the input text at all?
+
+    def counted(events: Iterator[Event]) -> Iterator[Event]:
+        for e in events:
+            known[0] += e.kind != "unparsed"
+            yield e
+
+    selected = (e for e in counted(stream)
+                if (not want or e.kind in want) and (keep_unparsed or e.kind != "unparsed"))
     if fmt == "jsonl":
         out = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
         try:
@@ -98,9 +106,9 @@ def events(
         write_table(list(selected), fmt, output, with_raw=with_raw)
     for note in stats.notes:
         click.echo(f"logscope: note: {note}", err=True)
-    if stats.text_lines == 0:
-        from logscope.api import _nothing_read
+    from logscope.api import _nothing_read, nothing_read
 
+    if nothing_read(stats, known[0]):
         raise UnreadableInput(_nothing_read(list(logs), stats))
 
 
@@ -129,6 +137,9 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
               help="also write the figures into this directory, as PNG and SVG")
 @click.option("--fail-on", type=FAIL_ON_CHOICE, default="never", show_default=True,
               help="exit 1 when a finding is at or above this severity (for CI)")
+@click.option("--bench", "bench_files", multiple=True, type=click.Path(dir_okay=False),
+              help="a benchmark client's output (text or --save-result JSON) of this run: its figures are "
+                   "checked against the engine log (repeatable)")
 @click.option("--follow", is_flag=True,
               help="watch LOG grow (rotation and truncation handled): a live view and new findings on stderr; "
                    "Ctrl-C prints the final report")
@@ -137,7 +148,7 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
 @friendly
 def analyze(
     logs: tuple[str, ...], engine: str, fmt: str, output: str | None, plots_dir: str | None, fail_on: str,
-    follow: bool, interval: float,
+    bench_files: tuple[str, ...], follow: bool, interval: float,
 ) -> None:
     """Report of one run (several LOGS are one run: ranks, nodes, rotated parts)."""
     from logscope.render.formats import check_outputs, emit_report, run_figures
@@ -150,7 +161,7 @@ def analyze(
 
         run, report = follow_log(logs[0], engine, interval)
     else:
-        run = _load_run(list(logs), engine)
+        run = _load_run([*logs, *bench_files], engine)
         report = run.analyze()
     plots, written = run_figures(run, report, fmt, plots_dir)
     emit_report(report, fmt, output, plots)
@@ -173,13 +184,13 @@ def _exit_on_findings(findings: list[Any], level: str) -> None:
 
 def _load_run(paths: list[str], engine: str) -> Any:
     """``api.load`` with a progress bar on stderr for large inputs (only on a terminal)."""
-    from logscope.api import load
+    from logscope.api import load_for_report
     from logscope.parsers.framing import ReadStats
     from logscope.render.progress import reading_progress
 
     stats = ReadStats()
     with reading_progress(paths, stats):
-        return load(paths, engine, stats=stats)
+        return load_for_report(paths, engine, stats=stats)
 
 
 @main.command("compare")

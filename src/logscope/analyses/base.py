@@ -20,6 +20,10 @@ from logscope.analyses.frames import Frames
 from logscope.analyses.settings import Settings, settings_of
 from logscope.events import Event
 
+# literals of the text lines analyses read from raw text (SGLang's weight-load start, the clean-stop
+# marker, running-request caps in warnings): the sparse reader keeps lines holding one
+
+TEXT_ANCHORS = ("Load weight begin", "[shutdown]", "unning")
 
 class RunLike(Protocol):
     """What the analyses need of a run (``logscope.api.Run`` is one)."""

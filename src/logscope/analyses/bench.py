@@ -21,7 +21,7 @@ trust instead when it fails.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -246,3 +246,74 @@ def _mean_latency(r: BenchResult, out_tokens: float | None) -> tuple[float | Non
 
 
 __all__ = ["BenchCheck", "BenchSanity", "check_bench"]
+
+
+class BenchEntry(BaseModel):
+    """One client result of the run, its main figures and its sanity checks."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file: str
+    line: int
+    client: str | None
+    successful_requests: int | None
+    duration_s: float | None
+    output_tok_s: float | None
+    mean_ttft_ms: float | None
+    median_ttft_ms: float | None
+    p99_ttft_ms: float | None
+    mean_tpot_ms: float | None
+    median_tpot_ms: float | None
+    p99_tpot_ms: float | None
+    mean_e2e_ms: float | None
+    sanity: BenchSanity
+
+
+class BenchSection(BaseModel):
+    """The run's client benchmark results, checked against arithmetic and the engine's own rates."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    method: str
+    engine_decode_tok_s: float | None = Field(None, description="the engine's stable decode rate used by the checks")
+    engine_prefill_tok_s: float | None = Field(None, description="the engine's prefill rate used by the checks")
+    results: list[BenchEntry]
+    violations: int
+
+
+def engine_figures(stable: Any, prefill: Any) -> dict[str, float]:
+    """The engine's own rates for the cross-checks (stable decode, sustained prefill), when known."""
+    out: dict[str, float] = {}
+    if stable is not None and getattr(stable, "mean_tok_s", None) is not None:
+        out["engine_decode_tok_s"] = float(stable.mean_tok_s)
+        out["engine_decode_running"] = float(stable.concurrency)
+    if prefill is not None and getattr(prefill, "mean_tok_s", None) is not None:
+        sustained = getattr(prefill, "sustained", None)
+        out["engine_prefill_tok_s"] = float(sustained.mean_tok_s if sustained is not None else prefill.mean_tok_s)
+    return out
+
+
+def bench_section(results: list[BenchResult], stable: Any = None, prefill: Any = None) -> BenchSection | None:
+    """Every ``bench_result`` of the run with its checks; None when the run holds none."""
+    if not results:
+        return None
+    eng = engine_figures(stable, prefill)
+    entries = []
+    for r in results:
+        sanity = check_bench(r, engine_decode_tok_s=eng.get("engine_decode_tok_s"),
+                             engine_decode_running=eng.get("engine_decode_running"),
+                             engine_prefill_tok_s=eng.get("engine_prefill_tok_s"))
+        entries.append(BenchEntry(
+            file=r.file, line=r.line, client=r.client, successful_requests=r.successful_requests,
+            duration_s=r.duration_s, output_tok_s=r.output_tok_s, mean_ttft_ms=r.mean_ttft_ms,
+            median_ttft_ms=r.median_ttft_ms, p99_ttft_ms=r.p99_ttft_ms, mean_tpot_ms=r.mean_tpot_ms,
+            median_tpot_ms=r.median_tpot_ms, p99_tpot_ms=r.p99_tpot_ms, mean_e2e_ms=r.mean_e2e_ms, sanity=sanity,
+        ))
+    method = ("each client result block checked against tokens / duration bounds, Little's law and latency vs "
+              "duration" + ("; and against the engine's stable decode / prefill rates from this run's log"
+                            if eng else ""))
+    return BenchSection(
+        method=method, engine_decode_tok_s=eng.get("engine_decode_tok_s"),
+        engine_prefill_tok_s=eng.get("engine_prefill_tok_s"), results=entries,
+        violations=sum(len(e.sanity.violations) for e in entries),
+    )

@@ -268,6 +268,23 @@ def _summary(a: Report, b: Report) -> list[Row]:
         ("errors", "disturbances", "errors"),
     ):
         add(metric, section, attr)
+    # client benchmark results, first result of each run (P50 is the median the clients print)
+    ra = a.bench.results[0] if a.bench is not None and a.bench.results else None
+    rb = b.bench.results[0] if b.bench is not None and b.bench.results else None
+    if ra is not None or rb is not None:
+        for metric, attr in (
+            ("client duration s", "duration_s"), ("client output tok/s", "output_tok_s"),
+            ("client mean TTFT ms", "mean_ttft_ms"), ("client P50 TTFT ms", "median_ttft_ms"),
+            ("client P99 TTFT ms", "p99_ttft_ms"), ("client mean TPOT ms", "mean_tpot_ms"),
+            ("client P50 TPOT ms", "median_tpot_ms"), ("client P99 TPOT ms", "p99_tpot_ms"),
+            ("client mean E2E ms", "mean_e2e_ms"),
+        ):
+            va, vb = getattr(ra, attr, None), getattr(rb, attr, None)
+            if va is not None or vb is not None:
+                rows.append(Row(metric=metric, base=va, other=vb))
+        rows.append(Row(metric="client figures failing a sanity check",
+                        base=len(ra.sanity.violations) if ra is not None else None,
+                        other=len(rb.sanity.violations) if rb is not None else None))
     return rows
 
 
@@ -284,7 +301,7 @@ def compare(
     if names[0] == names[1]:
         names = [f"{names[0]} (base)", f"{names[1]} (other)"]
     sections = {
-        s: {"base": a.to_dict()[s], "other": b.to_dict()[s]} for s in SECTIONS
+        s: {"base": a.to_dict()[s], "other": b.to_dict()[s]} for s in (*SECTIONS, "bench")
     }
     na = {s: {k: v for k, v in (("base", a.not_applicable.get(s)), ("other", b.not_applicable.get(s))) if v}
           for s in SECTIONS if s in a.not_applicable or s in b.not_applicable}

@@ -12,12 +12,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import NotApplicable, RunData, RunLike
+from logscope.analyses.bench import BenchSection, bench_section
 from logscope.analyses.coldstart import ColdStart, cold_start
 from logscope.analyses.decode import StableDecode, stable_decode
 from logscope.analyses.disturbances import Disturbances, disturbances
 from logscope.analyses.kv import KvPool, kv_pool
 from logscope.analyses.prefill import Prefill, prefill
 from logscope.analyses.spec import SpecDecode, spec_decode
+from logscope.events import BenchResult
 
 SECTIONS = ("stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances")
 
@@ -50,6 +52,8 @@ class Report(BaseModel):
     cold_start: ColdStart | None
     disturbances: Disturbances | None
     findings: list[Any] = Field(default_factory=list)
+    # extensions after the contract's keys, so that those keep their order
+    bench: BenchSection | None = Field(None, description="client benchmark results and their sanity checks")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -69,11 +73,20 @@ def _version() -> str:
 
 
 def _coverage(data: RunData, lines: int) -> Coverage:
-    unparsed = [e for e in data.events if e.kind == "unparsed"]
-    return Coverage(
-        lines=lines, events=len(data.events) - len(unparsed), unparsed=len(unparsed),
-        unparsed_candidates=sum(1 for e in unparsed if getattr(e, "candidate", None)),
-    )
+    """Lines no event covers are the unparsed ones: counted the same whether the reader kept the
+    unparsed records (careful path) or skipped lines without an anchor (sparse path)."""
+    covered: set[tuple[str, int]] = set()
+    known = 0
+    candidates = 0
+    for e in data.events:
+        if e.kind == "unparsed":
+            candidates += 1 if getattr(e, "candidate", None) else 0
+            continue
+        known += 1
+        for n in range(e.line, (e.end_line or e.line) + 1):
+            covered.add((e.file, n))
+    return Coverage(lines=lines, events=known, unparsed=max(0, lines - len(covered)),
+                    unparsed_candidates=candidates)
 
 
 def build_report(run: RunLike | RunData) -> Report:
@@ -91,7 +104,11 @@ def build_report(run: RunLike | RunData) -> Report:
         "disturbances": disturbances(data, sd),
     }
     not_applicable = {k: v.reason for k, v in results.items() if isinstance(v, NotApplicable)}
-    sections = {k: (None if isinstance(v, NotApplicable) else v) for k, v in results.items()}
+    sections: dict[str, Any] = {k: (None if isinstance(v, NotApplicable) else v) for k, v in results.items()}
+    sections["bench"] = bench_section([e for e in data.events if isinstance(e, BenchResult)],
+                                      sections["stable_decode"], sections["prefill"])
+    if sections["bench"] is None:
+        not_applicable["bench"] = "no client benchmark result in the input (add the client's output with --bench)"
     return Report(
         logscope_version=_version(), engine=data.engine, engine_version=data.engine_version, files=data.files,
         lines=lines, not_applicable=not_applicable, coverage=_coverage(data, lines), findings=[], **sections,

@@ -59,6 +59,22 @@ def digest(
     return out
 
 
+def text_anchors() -> tuple[str, ...]:
+    """Literals of every text line a rule or an analysis reads (warnings, unparsed lines).
+
+    Lines holding none of them and no grammar's anchor cannot change a report, so the sparse reader
+    may skip them; lines holding one are kept even when they are not understood.
+    """
+    from logscope.analyses.base import TEXT_ANCHORS
+    from logscope.digest.context import _SHUTDOWN_ANCHORS
+    from logscope.digest.rules._failures import ANCHORS as FAILURES
+
+    lits: set[str] = set(TEXT_ANCHORS) | set(_SHUTDOWN_ANCHORS) | set(FAILURES)
+    for rule in all_rules():
+        lits.update(rule.anchors)
+    return tuple(sorted(lits))
+
+
 def run_rules(run: RunLike | RunData, report: Any = None) -> list[Finding]:
     """The findings of every registered rule on ``run``, worst first."""
     return digest(run, report).findings
@@ -66,5 +82,5 @@ def run_rules(run: RunLike | RunData, report: Any = None) -> list[Finding]:
 
 __all__ = [
     "Confidence", "Context", "Digest", "Evidence", "Finding", "REGISTRY", "Rule", "RuleError", "Severity",
-    "all_rules", "at_or_above", "digest", "get_rule", "register", "run_rules",
+    "all_rules", "at_or_above", "digest", "get_rule", "register", "run_rules", "text_anchors",
 ]

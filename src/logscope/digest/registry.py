@@ -57,6 +57,9 @@ class Rule:
     """Analyses the rule needs; when one does not apply to the run, the rule reports nothing."""
     kinds: ClassVar[tuple[str, ...]] = ()
     """Event kinds the rule reads; when the run has none of them, the rule reports nothing."""
+    anchors: ClassVar[tuple[str, ...]] = ()
+    """Literals of the text lines the rule greps (warnings, unparsed lines): the sparse reader keeps
+    the lines that hold one, so that the rule sees them on big logs too."""
     engines: ClassVar[tuple[str, ...]] = ("vllm", "sglang")
     """Engines whose logs can show the problem (a log of unknown engine is checked by every rule)."""
 

@@ -182,8 +182,8 @@ def read_lines(path: str, stats: ReadStats | None = None, sparse: Sparse | None 
             if sparse is not None and number >= sparse.head:
                 number = yield from _sparse_block(block, path, number, stats, sparse)
                 continue
-            text, junk = _decode(block)
-            for line in _lines_of(text, path, number, stats, junk):
+            text, suspect = _decode(block)
+            for line in _lines_of(text, path, number, stats, suspect):
                 number = line.number
                 yield line
     except OSError as exc:
@@ -194,7 +194,16 @@ def read_lines(path: str, stats: ReadStats | None = None, sparse: Sparse | None 
             stream.close()
 
 
-def _lines_of(text: str, path: str, number: int, stats: ReadStats, junk: bool) -> Iterator[Line]:
+_BAD = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f]")
+
+
+def _is_junk(body: str) -> bool:
+    """A line of binary data: a quarter of it or more is invalid UTF-8 or control characters."""
+    return len(_BAD.findall(body)) * 4 >= len(body)
+
+
+def _lines_of(text: str, path: str, number: int, stats: ReadStats, suspect: bool) -> Iterator[Line]:
+    """Lines of decoded ``text``; ``suspect``: the block holds invalid bytes, judge each line."""
     for piece in text.splitlines(keepends=True):
         number += 1
         if piece.endswith("\r\n"):
@@ -203,7 +212,7 @@ def _lines_of(text: str, path: str, number: int, stats: ReadStats, junk: bool) -
             body, cont = piece[:-1], False
         else:
             body, cont = piece, False
-        if junk:
+        if suspect and body and _is_junk(body):
             stats.junk_lines += 1
         elif body.strip():
             stats.text_lines += 1
@@ -211,11 +220,12 @@ def _lines_of(text: str, path: str, number: int, stats: ReadStats, junk: bool) -
 
 
 def _decode(chunk: bytes) -> tuple[str, bool]:
+    """(text, suspect): decoded text without colour codes; suspect when it holds invalid bytes."""
     text = chunk.decode("utf-8", errors="replace")
-    bad = text.count("\ufffd") + text.count("\x00")
+    suspect = "\ufffd" in text or "\x00" in text
     if "\x1b" in text:
         text = ANSI_RE.sub("", text)
-    return text, bad * 4 > len(text)
+    return text, suspect
 
 
 def _sparse_block(block: bytes, path: str, number: int, stats: ReadStats, sparse: Sparse) -> Generator[Line, None, int]:
@@ -241,8 +251,8 @@ def _sparse_block(block: bytes, path: str, number: int, stats: ReadStats, sparse
             stats.text_lines += skipped
         end = block.find(b"\n", start)
         end = n if end < 0 else end + 1
-        text, junk = _decode(block[start:end])
-        for line in _lines_of(text, path, number, stats, junk):
+        text, suspect = _decode(block[start:end])
+        for line in _lines_of(text, path, number, stats, suspect):
             number = line.number
             yield line
         pos = end

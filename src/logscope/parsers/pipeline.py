@@ -272,13 +272,20 @@ CUM_DAYS = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
 class Parser:
     """Streams records and events out of lines, for one dialect."""
 
-    def __init__(self, dialect: Dialect, *, keep_unparsed: bool = True, reference: bool = False) -> None:
+    def __init__(
+        self, dialect: Dialect, *, keep_unparsed: bool = True, reference: bool = False,
+        keep_literals: tuple[str, ...] = (),
+    ) -> None:
         self.dialect = dialect
         self.keep_unparsed = keep_unparsed
+        # unparsed records holding one of these are kept even when unparsed records are not wanted
+        # (the text that digest rules and analyses grep for)
+        self.keep_literals = keep_literals
         self.reference = reference  # run the pyparsing form instead of the compiled one
         self.clock = Clock()
         self.engine = dialect.name
         self.counts: dict[str, int] = {}
+        self._last_base: dict[str, Any] | None = None
         self.sparse = False  # set by the reader when it skips lines that hold no anchor
         self.need_next = False  # (sparse) the record in progress may continue on the next line
 
@@ -391,8 +398,33 @@ class Parser:
 
     # -- events ------------------------------------------------------------------------------
     def events(self, lines: Iterable[Line]) -> Iterator[Event]:
+        """Events of every record, in order.
+
+        When unparsed records are not kept, two of them are kept all the same, so that times read
+        off neighbouring lines do not depend on what was skipped: the file's first timestamped record
+        (where the run's clock starts) and the last timestamped record before an event that has no
+        timestamp of its own (a uvicorn line takes its time from the line before it).
+        """
+        first_done = self.keep_unparsed
+        held: tuple[Record, dict[str, Any]] | None = None
         for rec in self.records(lines):
-            for ev in self.events_of(rec):
+            evs = self.events_of(rec)
+            if not first_done or not evs:
+                base = self._last_base
+                if base is not None and base["t_s"] is not None:
+                    if not first_done and not evs:
+                        evs = [Unparsed(**base, text=rec.message)]
+                    elif not evs:
+                        held = (rec, base)
+                    first_done = True
+            if not evs:
+                continue
+            if held is not None and evs[0].t_s is None:
+                rec0, base0 = held
+                evs = [Unparsed(**base0, text=rec0.message), *evs]
+            if held is not None:
+                held = None
+            for ev in evs:
                 self.counts[ev.kind] = self.counts.get(ev.kind, 0) + 1
                 yield ev
 
@@ -437,6 +469,7 @@ class Parser:
         base = self.base(rec)
         if base["t_s"] is not None and self.clock.first is not None:
             base["t_s"] = round(base["t_s"] - self.clock.first, 3)
+        self._last_base = base
         text = rec.message
         candidate: str | None = None
         out: list[Event] = []
@@ -463,7 +496,7 @@ class Parser:
             fb = fallback(rec, base)
             if fb is not None:
                 out.append(fb)
-        if not out and (self.keep_unparsed or candidate is not None):
+        if not out and (self.keep_unparsed or candidate is not None or any(a in text for a in self.keep_literals)):
             # a record that holds a known kind's anchor but did not parse is always reported:
             # it is rare, and it is how a new log format shows up
             out.append(Unparsed(**base, text=text, candidate=candidate))

@@ -54,7 +54,9 @@ SECTION_TITLES = {
     "kv_pool": "KV pool",
     "cold_start": "Cold start",
     "disturbances": "Disturbances",
+    "bench": "Client benchmark",
 }
+OPTIONAL_SECTIONS = ("bench",)
 SECTION_FIGURES = {
     "stable_decode": ("throughput",),
     "prefill": ("prefill_chunks",),
@@ -504,6 +506,21 @@ def _disturbances(d: Any, level: int) -> list[Block]:
     return out
 
 
+def _bench(bs: Any, level: int) -> list[Block]:
+    rows: list[tuple[Cell, ...]] = []
+    for r in bs.results:
+        rows.append(((c(line_ref(r.file, r.line)),), (t(r.client or ""),), (t(num(r.successful_requests)),),
+                     (t(num(r.duration_s)),), (t(num(r.output_tok_s)),), (t(num(r.mean_ttft_ms)),),
+                     (t(num(r.mean_tpot_ms)),), (t(str(len(r.sanity.violations))),)))
+    out: list[Block] = [Table(("result", "client", "requests", "duration (s)", "output tok/s", "mean TTFT (ms)",
+                               "mean TPOT (ms)", "violations"), rows,
+                              (False, False, True, True, True, True, True, True))]
+    for r in bs.results:
+        for v in r.sanity.violations:
+            out.append(Para(prose(f"{line_ref(r.file, r.line)}: {v.message}"), "warn"))
+    return out + _method(bs)
+
+
 SECTION_BUILDERS = {
     "stable_decode": _stable_decode,
     "prefill": _prefill,
@@ -511,6 +528,7 @@ SECTION_BUILDERS = {
     "kv_pool": _kv_pool,
     "cold_start": _cold_start,
     "disturbances": _disturbances,
+    "bench": _bench,
 }
 
 
@@ -572,8 +590,10 @@ def _report_doc(rep: Report, level: int, figures: Sequence[str], max_findings: i
 
     drawn = set(figures)
     for section, title in SECTION_TITLES.items():
-        out.append(Heading(2, (t(title),), section.replace("_", "-")))
         res = rep.section(section)
+        if res is None and section in OPTIONAL_SECTIONS:
+            continue  # only shown when the input holds it (client output given with --bench)
+        out.append(Heading(2, (t(title),), section.replace("_", "-")))
         names = tuple(n for n in SECTION_FIGURES.get(section, ()) if n in drawn)
         if names:
             out.append(FigureRef(names))

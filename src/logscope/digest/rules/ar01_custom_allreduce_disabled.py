@@ -51,6 +51,7 @@ class CustomAllReduceDisabled(Rule):
     severity = "info"
     confidence = "observed"
     kinds = ("warning", "unparsed")
+    anchors = ("Custom allreduce", "custom AR disabled")
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         hits = ctx.grep(_PATTERN, ("Custom allreduce", "custom AR disabled"))

@@ -95,13 +95,8 @@ def _checker() -> Callable[..., Any] | None:
 
 def _engine_figures(ctx: Context) -> dict[str, float]:
     """The engine's own rates for the cross-checks, when the run holds the server log too."""
-    out: dict[str, float] = {}
+    from logscope.analyses.bench import engine_figures
+
     sd = ctx.analysis("stable_decode") if ctx.has("throughput") or ctx.has("decode_batch") else None
-    if sd is not None:
-        out["engine_decode_tok_s"] = float(sd.mean_tok_s)
-        out["engine_decode_running"] = float(sd.concurrency)
     pf = ctx.analysis("prefill") if ctx.has("throughput") or ctx.has("prefill_batch") else None
-    if pf is not None:
-        sustained = getattr(pf, "sustained", None)
-        out["engine_prefill_tok_s"] = float(sustained.mean_tok_s if sustained is not None else pf.mean_tok_s)
-    return out
+    return engine_figures(sd, pf)

@@ -49,6 +49,7 @@ class FusionsWithoutCompile(Rule):
     severity = "info"
     confidence = "inferred"
     kinds = ("warning", "unparsed")
+    anchors = ("Enabled custom fusions", "torch.compile pipeline", "Inductor compilation was disabled")
     engines = ("vllm",)
 
     def check(self, ctx: Context) -> Iterable[Finding]:

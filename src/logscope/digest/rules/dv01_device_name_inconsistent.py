@@ -47,6 +47,7 @@ class DeviceNameInconsistent(Rule):
     title = "Device name inconsistent across lines"
     severity = "warning"
     confidence = "observed"
+    anchors = ("device_name=", "Detected different devices")
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         names: dict[str, list[Event]] = {}

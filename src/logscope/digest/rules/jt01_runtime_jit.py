@@ -51,6 +51,7 @@ class RuntimeJit(Rule):
     severity = "warning"
     confidence = "observed"
     kinds = ("compile", "warning", "unparsed")
+    anchors = ("DeepGEMM JIT Compiling",)
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         ready = ctx.ready_seq

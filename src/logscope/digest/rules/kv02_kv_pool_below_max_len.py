@@ -50,6 +50,7 @@ class KvPoolBelowMaxLen(Rule):
     severity = "warning"
     confidence = "observed"
     kinds = ("kv_capacity", "max_concurrency", "scheduler_limits", "warning", "unparsed")
+    anchors = ("fewer than --context-length",)
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         sglang = ctx.engine == "sglang"

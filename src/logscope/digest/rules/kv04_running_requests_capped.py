@@ -50,6 +50,7 @@ class RunningRequestsCapped(Rule):
     severity = "warning"
     confidence = "observed"
     kinds = ("warning", "unparsed")
+    anchors = ("by the mamba state cache", "max_running_requests was reduced", "for speculative decoding")
     engines = ("sglang",)
 
     def check(self, ctx: Context) -> Iterable[Finding]:

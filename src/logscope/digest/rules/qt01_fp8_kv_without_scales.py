@@ -52,6 +52,7 @@ class Fp8KvWithoutScales(Rule):
     severity = "warning"
     confidence = "observed"
     kinds = ("warning", "unparsed")
+    anchors = ("scaling factor",)
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         hits = ctx.grep(_PATTERN, ("scaling factor",))

@@ -42,6 +42,7 @@ class DeepGemmScaleFmt(Rule):
     severity = "warning"
     confidence = "observed"
     kinds = ("warning", "unparsed")
+    anchors = ("ue8m0",)
     engines = ("sglang",)
 
     def check(self, ctx: Context) -> Iterable[Finding]:

@@ -45,6 +45,7 @@ class SlowTokenizer(Rule):
     severity = "warning"
     confidence = "observed"
     kinds = ("warning", "unparsed")
+    anchors = ("Using a slow tokenizer",)
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         hits = ctx.grep(_PATTERN, ("Using a slow tokenizer",))
