@@ -266,10 +266,26 @@ class Many(Node):
 
     def rx(self, ctx: _Ctx) -> str:
         sub = _Ctx()
-        src = self.item.rx(sub)
+        # an item that is a choice (the usual case: one alternative per field) is compiled branch by
+        # branch, as Alt.rx does, remembering which groups each branch owns: after a match, the last
+        # group that took part names the branch, and only its few groups need reading
+        spans: list[tuple[int, int]] = []
+        if isinstance(self.item, Alt):
+            parts = []
+            for alt in self.item.items:
+                first = len(sub.groups)
+                parts.append(alt.rx(sub))
+                spans.append((first, len(sub.groups)))
+            src = "(?>" + "|".join(f"(?:{p})" for p in parts) + ")"
+        else:
+            src = self.item.rx(sub)
+            spans.append((0, len(sub.groups)))
+        owner = [next(sp for sp in spans if sp[0] <= i < sp[1]) for i in range(len(sub.groups))]
         item_rx = re.compile(src)
         plain = re.sub(r"\(\?P<g\d+>", "(?:", src)
         sep = self.sep
+        groups = sub.groups
+        each = sub.each
 
         def split(span: str) -> dict[str, Any]:
             out: dict[str, Any] = {}
@@ -278,10 +294,14 @@ class Many(Node):
                 m = item_rx.match(span, pos)
                 if m is None:
                     break
-                for gname, name, conv in sub.groups:
-                    val = m.group(gname)
-                    if val is not None:
-                        _put(out, name, conv(val), sub.each)
+                last = m.lastindex  # every capturing group is one of ours, numbered in creation order
+                if last is not None:
+                    first, end = owner[last - 1]
+                    for i in range(first, end):
+                        val = m.group(i + 1)
+                        if val is not None:
+                            _g, name, conv = groups[i]
+                            _put(out, name, conv(val), each)
                 pos = m.end()
                 if not span.startswith(sep, pos):
                     break
@@ -357,8 +377,7 @@ class Grammar:
         if m is None:
             return None
         out: dict[str, Any] = {}
-        for gname, name, conv in groups:
-            val = m.group(gname)
+        for (_g, name, conv), val in zip(groups, m.groups(), strict=True):
             if val is not None:
                 if name == MERGE:
                     for k, v in conv(val).items():
