@@ -58,3 +58,11 @@ def test_junk_inputs_exit_cleanly(tmp_path: Path) -> None:
         assert "Traceback" not in r.output
         if code == 2:
             assert r.output.strip().startswith("logscope: ") and r.output.count("\n") == 1
+
+
+def test_events_jobs_output_is_byte_identical() -> None:
+    logs = sorted(str(p) for p in (FIXTURES / "vllm/corpus").glob("gen-*.log"))
+    serial = CliRunner().invoke(main, ["events", *logs, "--include-unparsed"])
+    parallel = CliRunner().invoke(main, ["events", *logs, "--include-unparsed", "--jobs", "2"])
+    assert serial.exit_code == parallel.exit_code == 0
+    assert serial.output == parallel.output and serial.output.count("\n") > 1000

@@ -55,12 +55,12 @@ def _event_dict(ev: Event, with_raw: bool) -> dict[str, Any]:
     return d
 
 
-def _stream(paths: tuple[str, ...], engine: str, keep_unparsed: bool) -> tuple[Iterator[Event], Any]:
+def _stream(paths: tuple[str, ...], engine: str, keep_unparsed: bool, jobs: int = 1) -> tuple[Iterator[Event], Any]:
     from logscope.api import iter_events
     from logscope.parsers.framing import ReadStats
 
     stats = ReadStats()
-    return iter_events(list(paths), engine, keep_unparsed=keep_unparsed, stats=stats), stats
+    return iter_events(list(paths), engine, keep_unparsed=keep_unparsed, stats=stats, jobs=jobs), stats
 
 
 @main.command()
@@ -71,17 +71,19 @@ def _stream(paths: tuple[str, ...], engine: str, keep_unparsed: bool) -> tuple[I
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
 @click.option("--include-unparsed", is_flag=True, help="also emit the lines no grammar understood")
 @click.option("--with-raw", is_flag=True, help="include each event's raw text")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="parse several files at once in this many processes (same output as one process)")
 @friendly
 def events(
     logs: tuple[str, ...], engine: str, kinds: tuple[str, ...], fmt: str, output: str | None,
-    include_unparsed: bool, with_raw: bool,
+    include_unparsed: bool, with_raw: bool, jobs: int,
 ) -> None:
     """The typed events of LOGS (files, .gz, directories, - for stdin)."""
     from logscope.errors import UnreadableInput
 
     want = set(kinds)
     keep_unparsed = include_unparsed or "unparsed" in want
-    stream, stats = _stream(logs, engine, keep_unparsed)
+    stream, stats = _stream(logs, engine, keep_unparsed, jobs)
     known = [0]  # events of a known kind seen (whatever was selected): is the input text at all?
 
     def counted(events: Iterator[Event]) -> Iterator[Event]:
