@@ -137,9 +137,9 @@ def iter_events(
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for evs, st in pool.map(_file_job, [(f, engine, keep_unparsed) for f in files]):
+            for done, st in pool.map(_file_job, [(f, engine, keep_unparsed) for f in files]):
                 _add_stats(stats, st)
-                yield from evs
+                yield from done
         return
     for f in files:
         _eng, evs = iter_file_events(f, engine, stats=stats, keep_unparsed=keep_unparsed)
