@@ -49,3 +49,15 @@ def test_scanners_agree_on_lines() -> None:
         return {SAMPLE.count(b"\n", 0, h) for h in hits}
 
     assert lines(PyScanner(lits).scan(SAMPLE)) == lines(HyperscanScanner(lits).scan(SAMPLE))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("hyperscan") is None, reason="hyperscan not installed")
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_anchor_lookup_same_with_and_without_hyperscan(engine: str) -> None:
+    from logscope.parsers.framing import read_lines
+
+    fast, plain = dialect(engine), dialect(engine)
+    plain._matcher = type("NoHyperscan", (), {"find": staticmethod(lambda _t: None)})()  # the fallback loop
+    for path in LOGS[:80]:
+        for ln in read_lines(str(path)):
+            assert fast.candidates(ln.text) == plain.candidates(ln.text), ln.text
