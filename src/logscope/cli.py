@@ -159,6 +159,8 @@ def analyze(
     if follow:
         if len(logs) != 1:
             raise click.UsageError("--follow watches one LOG")
+        if bench_files:
+            raise click.UsageError("--follow takes no --bench: analyze the finished run with its client's output")
         from logscope.follow import follow_log
 
         run, report = follow_log(logs[0], engine, interval)
