@@ -70,6 +70,21 @@ BLOCK_RULES: tuple[BlockRule, ...] = (
 _MAX_INTERLEAVED = 8  # engine records held inside an open block before the block is given up
 
 
+def cut_at(text: str, starts: Iterable[int], accept: Callable[[str], bool] = bool) -> list[str]:
+    """``text`` cut before each of ``starts`` (in order) where ``accept(piece before it)`` holds.
+
+    The pieces are exact slices: joined, they give ``text`` back (raw text stays whole)."""
+    pieces: list[str] = []
+    start = 0
+    for pos in starts:
+        if pos <= start or not accept(text[start:pos]):
+            continue
+        pieces.append(text[start:pos])
+        start = pos
+    pieces.append(text[start:])
+    return pieces
+
+
 class _AnchorMatcher:
     """Which of a list of literals occur in a text, in one Hyperscan pass (None without Hyperscan)."""
 

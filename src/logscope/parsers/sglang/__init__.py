@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from logscope.parsers.envelopes import Envelope, peel
-from logscope.parsers.pipeline import Dialect, Header
+from logscope.parsers.pipeline import Dialect, Header, cut_at
 from logscope.parsers.sglang.grammars import GRAMMARS
 
 __all__ = ["SglangDialect"]
@@ -147,17 +147,8 @@ class SglangDialect(Dialect):
     def split_glued(self, text: str) -> list[str]:
         if len(text) < 24 or text.find("[", 1) < 0:
             return [text]
-        pieces: list[str] = []
-        start = 0
-        for m in _GLUED.finditer(text, 1):
-            if m.start() <= start or not text[start:m.start()].strip():  # not after mere indentation
-                continue
-            pieces.append(text[start:m.start()])  # exact slices: the pieces rebuild the line
-            start = m.start()
-        if not pieces:
-            return [text]
-        pieces.append(text[start:])
-        return pieces
+        # a header after mere indentation is the line's own, not a second record
+        return cut_at(text, (m.start() for m in _GLUED.finditer(text, 1)), lambda before: bool(before.strip()))
 
     def may_continue(self, message: str) -> bool:
         """A superset of ``continues`` that looks only at the record (for the sparse reader)."""

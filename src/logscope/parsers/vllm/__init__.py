@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from logscope.parsers.pipeline import Dialect, Header
+from logscope.parsers.pipeline import Dialect, Header, cut_at
 from logscope.parsers.vllm.grammars import GRAMMARS
 
 _HEADER = re.compile(
@@ -48,15 +48,5 @@ class VllmDialect(Dialect):
     def split_glued(self, text: str) -> list[str]:
         if len(text) < 40 or not any(text.find(w, 1) > 0 for w in _LEVEL_WORDS):
             return [text]
-        pieces: list[str] = []
-        start = 0
         own = _HEADER.match(text)  # the line's own header (with a "[Stage-0] " prefix) is no glue
-        for m in _GLUED.finditer(text, own.end() if own else 1):
-            if m.start() <= start:
-                continue
-            pieces.append(text[start:m.start()])  # exact slices: the pieces rebuild the line
-            start = m.start()
-        if not pieces:
-            return [text]
-        pieces.append(text[start:])
-        return [p for p in pieces if p] or [text]
+        return cut_at(text, (m.start() for m in _GLUED.finditer(text, own.end() if own else 1)))
