@@ -26,7 +26,8 @@ def test_ratios_are_labelled() -> None:
     assert deg.ratio_base_peak_over_other_mean == round(540 / 160, 2)
     assert deg.per_request["base"]["tok_s"] == 50.0
     assert cmp.labels == ["64K", "200K"] and cmp.warning is None
-    assert set(cmp.sections) == {"stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances"}
+    assert set(cmp.sections) == {"stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances",
+                                 "bench"}
     assert json.loads(cmp.to_json())["degradation"]["ratio_mean"] == 3.12
 
 
