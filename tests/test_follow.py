@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import random
 import signal
 import subprocess
@@ -66,28 +67,27 @@ def test_snapshots_from_a_writer_thread_with_a_rotation(tmp_path: Path) -> None:
     cut = 300  # a record boundary (a stats line) in the decode phase
     log = tmp_path / "vllm.log"
     log.write_bytes(b"")
-    done = threading.Event()
+    stop = threading.Event()  # set by the writer once it wrote everything: the follower then finishes
 
     def writer() -> None:
-        for i, ln in enumerate(lines):
-            if i == cut:  # logrotate: rename, then a new file at the same path
-                os.rename(log, tmp_path / "vllm.log.1")
-                log.write_bytes(b"")
-            _append(log, ln)
-            if i % 10 == 0:
-                time.sleep(0.03)
-        done.set()
+        try:
+            for i, ln in enumerate(lines):
+                if i == cut:  # logrotate: rename, then a new file at the same path
+                    os.rename(log, tmp_path / "vllm.log.1")
+                    log.write_bytes(b"")
+                _append(log, ln)
+                if i % 10 == 0:
+                    time.sleep(0.03)
+        finally:
+            stop.set()
 
     snaps: list[Snapshot] = []
-    stop = threading.Event()
     thread = threading.Thread(target=writer)
     follower = Follower(log)
     thread.start()
-    for snap in follower.follow(interval=0.02, stop=stop):
+    for snap in follower.follow(interval=0.02, stop=stop):  # close() reads what the last poll did not
         snaps.append(snap)
-        if done.is_set() and not stop.is_set():
-            thread.join()
-            stop.set()  # one more poll reads the rest, then the final snapshot
+    thread.join()
     assert snaps[-1].final and all(not s.final for s in snaps[:-1])
     assert len(snaps) >= 4, "the writes should have been seen in several steps"
     events = [s.events for s in snaps]
@@ -204,17 +204,35 @@ def test_cli_follow_prints_findings_then_the_final_report_on_ctrl_c(tmp_path: Pa
         [sys.executable, "-m", "logscope", "analyze", "--follow", str(log), "--interval", "0.1", "--format", "json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path,
     )
-    try:
-        assert proc.stderr is not None
-        assert b"following" in proc.stderr.readline()
-        _append(log, b"".join(lines[15:]))
+    assert proc.stderr is not None and proc.stdout is not None
+    err_lines: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+    threading.Thread(target=lambda: [err_lines.put(x) for x in iter(proc.stderr.readline, b"")], daemon=True).start()
+    out_chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: out_chunks.append(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+
+    def wait_for(needle: bytes, timeout: float = 60) -> bytes:
         seen = b""
-        deadline = time.monotonic() + 60
-        while b" new " not in seen and time.monotonic() < deadline:
-            seen += proc.stderr.readline()
-        assert b"TK01" in seen or b" new " in seen
+        deadline = time.monotonic() + timeout
+        while needle not in seen and time.monotonic() < deadline:
+            try:
+                seen += err_lines.get(timeout=0.5)
+            except queue.Empty:
+                assert proc.poll() is None, f"logscope ended early: {seen!r}"
+        assert needle in seen, f"no {needle!r} on stderr within {timeout} s: {seen!r}"
+        return seen
+
+    try:
+        wait_for(b"following")
+        _append(log, b"".join(lines[15:]))
+        wait_for(b" new ")
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
+        reader.join(timeout=10)
+        out = b"".join(out_chunks)
+        err = b""
+        while not err_lines.empty():
+            err += err_lines.get()
     finally:
         if proc.poll() is None:
             proc.kill()

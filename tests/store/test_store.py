@@ -149,13 +149,13 @@ def test_paths_files_directories_globs_and_gz(tmp_path: Path) -> None:
 
 
 def test_jobs_and_increments_give_the_same_bytes(tmp_path: Path) -> None:
-    logs = log_set(tmp_path / "logs", 10)
+    logs = log_set(tmp_path / "logs", 8)
     files = sorted(logs.iterdir())
     one, two, steps = tmp_path / "one", tmp_path / "two", tmp_path / "steps"
-    assert len(ingest([logs], one, jobs=1).runs) == 10
-    assert len(ingest([logs], two, jobs=2).runs) == 10
-    ingest(files[:4], steps)
-    ingest(files[6:], steps, jobs=2)
+    assert len(ingest([logs], one, jobs=1).runs) == 8
+    assert len(ingest([logs], two, jobs=2).runs) == 8
+    ingest(files[:3], steps)
+    ingest(files[5:], steps)
     ingest([logs], steps)
     assert tree_digest(one) == tree_digest(two) == tree_digest(steps)
     assert not (one / layout.STAGING_DIR).exists()
@@ -307,7 +307,7 @@ def test_workers_fork_before_polars_starts_threads_else_spawn(tmp_path: Path) ->
     here.close()
     assert here.method == "spawn"
     # the command line's own path (forked workers) writes what one process writes
-    logs = log_set(tmp_path / "logs", 6)
+    logs = log_set(tmp_path / "logs", 4)
     cmd = [sys.executable, "-m", "logscope", "ingest", str(logs), "--out", str(tmp_path / "cli"), "--jobs", "2"]
     subprocess.run(cmd, capture_output=True, env=env, check=True)
     ingest([logs], tmp_path / "one")

@@ -233,7 +233,10 @@ def create_store(path: Path) -> None:
     if is_store(path):
         check_store(path)
         return
-    if path.is_dir() and any(p.name != LOCK_FILE for p in path.iterdir()):
+    # what a first ingest killed before writing the manifest leaves does not count as content
+    leftovers = {LOCK_FILE, STAGING_DIR}
+    if path.is_dir() and any(p.name not in leftovers and not (p.name == EVENTS_DIR and p.is_dir() and not any(p.iterdir()))
+                             for p in path.iterdir()):
         raise LogscopeError(f"{path}: is a directory that is neither empty nor a logscope store")
     try:
         (path / EVENTS_DIR).mkdir(parents=True, exist_ok=True)
