@@ -468,14 +468,11 @@ def _as_pct(rates: list[float], overall_pct: float | None) -> list[float]:
 
 
 def _read_text(path: str, limit: int | None = None) -> bytes:
-    opener = gzip.open if _is_gzip(path) else open
+    from logscope.parsers.framing import is_gzip
+
+    opener = gzip.open if is_gzip(path) else open
     with opener(path, "rb") as fh:
         return fh.read() if limit is None else fh.read(limit)
-
-
-def _is_gzip(path: str) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
 
 
 def result_file_events(path: str, stats: Any = None) -> list[BenchResult] | None:

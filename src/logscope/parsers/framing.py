@@ -12,7 +12,6 @@ multi-line message that way, which is how continuation lines are told from new r
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import sys
@@ -272,4 +271,4 @@ def is_gzip(path: str) -> bool:
         return False
 
 
-__all__ = ["Line", "ReadStats", "expand_paths", "read_lines", "is_gzip", "gzip"]
+__all__ = ["Line", "ReadStats", "Sparse", "expand_paths", "is_gzip", "read_lines"]
