@@ -377,16 +377,21 @@ class Grammar:
         if m is None:
             return None
         out: dict[str, Any] = {}
-        for (_g, name, conv), val in zip(groups, m.groups(), strict=True):
-            if val is not None:
-                if name == MERGE:
-                    for k, v in conv(val).items():
-                        if k in each:
-                            out.setdefault(k, []).extend(v)
-                        else:
-                            out[k] = v
-                else:
-                    _put(out, name, conv(val), each)
+        # the hot loop: most groups did not take part (other branches, absent optionals)
+        for i, val in enumerate(m.groups()):
+            if val is None:
+                continue
+            _g, name, conv = groups[i]
+            if name == MERGE:
+                for k, v in conv(val).items():
+                    if k in each:
+                        out.setdefault(k, []).extend(v)
+                    else:
+                        out[k] = v
+            elif name in each:
+                out.setdefault(name, []).append(conv(val))
+            else:
+                out[name] = conv(val)
         return out
 
     def match_pp(self, text: str) -> dict[str, Any] | None:

@@ -65,11 +65,18 @@ THROUGHPUT = Grammar(
         Seq("Avg prompt throughput: ", Float("prompt_tok_s"), " tokens/s, Avg generation throughput: ",
             Float("gen_tok_s"), " tokens/s, ")
         | Seq("Throughput: ", Float("gen_tok_s"), " tokens/s, "),
-        Many(_stat_item, ", "),
-        # 2025-01-30 V1: "Waiting: 0 reqs GPU KV cache usage: 5.0%." (no comma)
-        Opt(Seq(" GPU KV cache usage: ", Float("gpu_kv_cache_pct"), "%")),
-        Opt("."),
-        End(),
+        # the V1 line in its usual order, read in one step; any other order or field goes to the list
+        Seq("Running: ", Int("running"), " reqs, Waiting: ", Int("waiting"), " reqs",
+            Opt(Seq(", Deferred: ", Int("deferred"), " reqs")), Opt(Seq(", Preemptions: ", Int("preemptions"))),
+            ", GPU KV cache usage: ", Float("gpu_kv_cache_pct"), "%, Prefix cache hit rate: ",
+            Float("prefix_cache_hit_pct"), "%", End())
+        | Seq(
+            Many(_stat_item, ", "),
+            # 2025-01-30 V1: "Waiting: 0 reqs GPU KV cache usage: 5.0%." (no comma)
+            Opt(Seq(" GPU KV cache usage: ", Float("gpu_kv_cache_pct"), "%")),
+            Opt("."),
+            End(),
+        ),
     ),
     build=_throughput,
 )
@@ -98,7 +105,16 @@ SPEC_V1 = Grammar(
     "vllm.spec_decode_v1",
     "spec_decode",
     ("SpecDecoding metrics:",),
-    Seq("SpecDecoding metrics: ", Many(_spec_item, ", "), End()),
+    Seq(
+        "SpecDecoding metrics: ",
+        # the current order (2025-09 on) in one step; older orders and hybrids through the list
+        Seq("Mean acceptance length: ", Float("mean_acceptance_length"), ", Accepted throughput: ",
+            Float("accepted_tok_s"), " tokens/s, Drafted throughput: ", Float("drafted_tok_s"),
+            " tokens/s, Accepted: ", Int("accepted_tokens"), " tokens, Drafted: ", Int("drafted_tokens"),
+            " tokens, Per-position acceptance rate: ", NumList("per_position_acceptance"),
+            ", Avg Draft acceptance rate: ", Float("acceptance_rate_pct"), "%", End())
+        | Seq(Many(_spec_item, ", "), End()),
+    ),
 )
 
 _spec_v0_item = (
