@@ -102,7 +102,7 @@ def iter_file_events(
         if parsed is not None and parsed[0].stamp is not None:
             parser.clock.seconds(parsed[0].stamp)
             break
-    sparse = Sparse(_scanner(tuple(sorted({*d.scan_literals(), *keep_literals}))), lambda: parser.need_next,
+    sparse = Sparse(_scanner(tuple(sorted({*d.scan_literals(), *keep_literals}))), parser.wants_next,
                     head=SPARSE_HEAD)
     return engine, parser.events(read_lines(path, stats, sparse))
 

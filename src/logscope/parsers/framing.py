@@ -230,6 +230,13 @@ def _decode(chunk: bytes) -> tuple[str, bool]:
 def _sparse_block(block: bytes, path: str, number: int, stats: ReadStats, sparse: Sparse) -> Generator[Line, None, int]:
     """Yield the lines of ``block`` that hold a hit or that the consumer asks for; count the rest."""
     hits = sparse.scanner.scan(block)
+    if len(hits) * 4 > block.count(b"\n"):
+        # most lines matter (an SGLang log of batch lines): one decode of the block beats line by line
+        text, suspect = _decode(block)
+        for line in _lines_of(text, path, number, stats, suspect):
+            number = line.number
+            yield line
+        return number
     pos = 0  # start of the first line not yet seen
     n = len(block)
     hi = 0

@@ -302,7 +302,7 @@ class Parser:
         self.counts: dict[str, int] = {}
         self._last_base: dict[str, Any] | None = None
         self.sparse = False  # set by the reader when it skips lines that hold no anchor
-        self.need_next = False  # (sparse) the record in progress may continue on the next line
+        self._pending: tuple[Record | None, Record | None] = (None, None)  # (sparse) open block, open record
 
     # -- records -----------------------------------------------------------------------------
     def records(self, lines: Iterable[Line]) -> Iterator[Record]:
@@ -382,13 +382,18 @@ class Parser:
                     cont=cont,
                     tb_state="frames" if msg.rstrip().endswith(_TB_START) else None,
                 )
-            if self.sparse:
-                self.need_next = block is not None or (open_rec is not None and self._may_continue(open_rec))
+            if self.sparse:  # what the record in progress is, for wants_next() (asked only by the sparse reader)
+                self._pending = (block, open_rec)
         if block is not None:
             yield block
             yield from held
         if open_rec is not None:
             yield open_rec
+
+    def wants_next(self) -> bool:
+        """(sparse) May the next line continue the record in progress? Then the reader must hand it over."""
+        block, rec = self._pending
+        return block is not None or (rec is not None and self._may_continue(rec))
 
     def _may_continue(self, rec: Record) -> bool:
         """Could the next line belong to ``rec``? (The sparse reader then hands it over.)"""
