@@ -54,7 +54,7 @@ class CustomAllReduceDisabled(Rule):
     anchors = ("Custom allreduce", "custom AR disabled")
 
     def check(self, ctx: Context) -> Iterable[Finding]:
-        hits = ctx.grep(_PATTERN, ("Custom allreduce", "custom AR disabled"))
+        hits = ctx.grep(_PATTERN, self.anchors)
         if not hits:
             return []
         reasons: list[str] = []

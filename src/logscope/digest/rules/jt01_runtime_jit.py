@@ -64,7 +64,7 @@ class RuntimeJit(Rule):
                   and ctx.phase(i) == "serving"):
                 found.append((e, f"torch.compile {stage}" + (f" {getattr(e, 'detail', '')}" if getattr(e, "detail", None) else "")))
         if ready is not None:
-            for h in ctx.grep(_SGLANG_JIT, ("DeepGEMM JIT Compiling",)):
+            for h in ctx.grep(_SGLANG_JIT, self.anchors):
                 if h.seq > ready and ctx.phase(h.seq) == "serving":
                     found.append((h.event, f"DeepGEMM {h.match.group('name')}"))
         if not found:

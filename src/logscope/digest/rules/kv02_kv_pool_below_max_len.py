@@ -58,7 +58,7 @@ class KvPoolBelowMaxLen(Rule):
         mem_flag = "--mem-fraction-static" if sglang else "--gpu-memory-utilization"
         caps = [e for _i, e in ctx.of_kind("kv_capacity")]
         conc = [e for _i, e in ctx.of_kind("max_concurrency") if getattr(e, "concurrency", 1.0) < 1.0]
-        warned = ctx.grep(_SGLANG_WARNING, ("fewer than --context-length",))
+        warned = ctx.grep(_SGLANG_WARNING, self.anchors)
         limits = [e for _i, e in ctx.of_kind("scheduler_limits")
                   if getattr(e, "context_len", None) and getattr(e, "max_total_num_tokens", 0) < getattr(e, "context_len", 0)]
         evidence: list[EvidenceItem] = []

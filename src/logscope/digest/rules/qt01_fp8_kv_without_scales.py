@@ -55,7 +55,7 @@ class Fp8KvWithoutScales(Rule):
     anchors = ("scaling factor",)
 
     def check(self, ctx: Context) -> Iterable[Finding]:
-        hits = ctx.grep(_PATTERN, ("scaling factor",))
+        hits = ctx.grep(_PATTERN, self.anchors)
         if not hits:
             return []
         events = hits_events(hits)

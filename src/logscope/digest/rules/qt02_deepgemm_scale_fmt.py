@@ -46,7 +46,7 @@ class DeepGemmScaleFmt(Rule):
     engines = ("sglang",)
 
     def check(self, ctx: Context) -> Iterable[Finding]:
-        hits = ctx.grep(_PATTERN, ("ue8m0",))
+        hits = ctx.grep(_PATTERN, self.anchors)
         if not hits:
             return []
         e = hits[0].event

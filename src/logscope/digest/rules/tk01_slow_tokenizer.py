@@ -48,7 +48,7 @@ class SlowTokenizer(Rule):
     anchors = ("Using a slow tokenizer",)
 
     def check(self, ctx: Context) -> Iterable[Finding]:
-        hits = ctx.grep(_PATTERN, ("Using a slow tokenizer",))
+        hits = ctx.grep(_PATTERN, self.anchors)
         if not hits:
             return []
         events = hits_events(hits)
