@@ -178,10 +178,6 @@ MAX_CONCURRENCY = Grammar(
 )
 
 
-def _v0_profile(f: dict[str, Any]) -> dict[str, Any]:
-    return f
-
-
 _profile_item = (
     Seq("duration=", Float("seconds"), " seconds")
     | Seq("total_gpu_memory=", Gib("total_gib"))
@@ -284,10 +280,6 @@ KV_SUGGESTION = Grammar(
 )
 
 # -- start-up phases ----------------------------------------------------------------------------
-
-
-def _model_load(f: dict[str, Any]) -> dict[str, Any]:
-    return f
 
 
 MODEL_LOAD = Grammar(
