@@ -286,9 +286,15 @@ class Many(Node):
         sep = self.sep
         groups = sub.groups
         each = sub.each
+        shapes = _Shapes(parts, groups, each, sep) if len(parts) > 1 else None
 
         def split(span: str) -> dict[str, Any]:
+            if shapes is not None:
+                known = shapes.read(span)
+                if known is not None:
+                    return known
             out: dict[str, Any] = {}
+            taken: list[int] = []  # the branch each item took: the span's shape
             pos = 0
             while True:
                 m = item_rx.match(span, pos)
@@ -297,20 +303,95 @@ class Many(Node):
                 last = m.lastindex  # every capturing group is one of ours, numbered in creation order
                 if last is not None:
                     first, end = owner[last - 1]
+                    taken.append(spans.index((first, end)))
                     for i in range(first, end):
                         val = m.group(i + 1)
                         if val is not None:
                             _g, name, conv = groups[i]
                             _put(out, name, conv(val), each)
+                else:
+                    taken.append(-1)
                 pos = m.end()
                 if not span.startswith(sep, pos):
                     break
                 pos += len(sep)
+            if shapes is not None and pos == len(span):
+                shapes.learn(taken)
             return out
 
         gname = ctx.group(MERGE, split)
         ctx.each |= sub.each
         return f"(?P<{gname}>(?:{plain})(?:{re.escape(sep)}(?:{plain}))*+)"
+
+
+class _Shapes:
+    """The shapes (which branch each item took) a ``Many`` has met, each compiled into one regex.
+
+    A log repeats a few field orders millions of times (one per engine version and line kind), yet
+    the general split matches item by item in Python. After a span was split, its shape becomes one
+    regex: item *i* is ``(?!earlier branches)(?>branch taken)``, exactly the PEG choice the item made
+    (the branches before it fail, this one matches, atomically, to the same extent), items joined by
+    the separator, the whole span required. A span that matches a known shape therefore splits into the
+    same fields in the same order as the general loop would; any other span takes the general loop.
+    At most ``LIMIT`` shapes are kept (the first ones met); the one that matched last is tried first,
+    and a span that none of the ``TRIES`` most recent ones fits takes the general loop.
+    """
+
+    LIMIT = 16
+    TRIES = 4
+
+    def __init__(self, parts: list[str], groups: list[tuple[str, str, Converter]], each: set[str], sep: str) -> None:
+        self.parts = parts
+        self.groups = groups
+        self.each = each
+        self.sep = sep
+        self.known: list[tuple[re.Pattern[str], list[tuple[str, bool, list[tuple[int, Converter]]]],
+                               list[tuple[str, Converter]]]] = []
+        self.seen: set[tuple[int, ...]] = set()
+
+    def read(self, span: str) -> dict[str, Any] | None:
+        for k, (rx, plan, flat) in enumerate(self.known[: self.TRIES]):
+            m = rx.fullmatch(span)
+            if m is None:
+                continue
+            if k:  # most recent first: a log's lines come in runs of the same shape
+                self.known.insert(0, self.known.pop(k))
+            g = m.groups()
+            out: dict[str, Any] = {}
+            if None in g:  # an optional group left out: keys must enter the dict as _put puts them
+                for val, (name, conv) in zip(g, flat, strict=True):
+                    if val is not None:
+                        _put(out, name, conv(val), self.each)
+                return out
+            for name, many, picks in plan:  # every group took part: the keys' order is the plan's
+                vals = [conv(g[i]) for i, conv in picks]
+                out[name] = vals if many else vals[-1]
+            return out
+        return None
+
+    def learn(self, taken: list[int]) -> None:
+        shape = tuple(taken)
+        if shape in self.seen or len(self.known) >= self.LIMIT or -1 in shape:
+            return
+        self.seen.add(shape)
+        items: list[str] = []
+        # per field name, in the order names first appear (as _put fills the dict): its groups in order
+        plan: dict[str, list[tuple[int, Converter]]] = {}
+        flat: list[tuple[str, Converter]] = []
+        index = 0  # the specialised regex's groups: those of each item's branch, in order
+        for b in shape:
+            earlier = "|".join(f"(?:{_GROUP.sub('(?:', p)})" for p in self.parts[:b])
+            for n in _GROUP.findall(self.parts[b]):
+                _g, name, conv = self.groups[int(n)]
+                plan.setdefault(name, []).append((index, conv))
+                flat.append((name, conv))
+                index += 1
+            items.append((f"(?!{earlier})" if earlier else "") + f"(?>{_GROUP.sub('(', self.parts[b])})")
+        steps = [(name, name in self.each, picks) for name, picks in plan.items()]
+        self.known.insert(0, (re.compile(re.escape(self.sep).join(items)), steps, flat))
+
+
+_GROUP = re.compile(r"\(\?P<g(\d+)>")
 
 
 MERGE = "__merge__"
