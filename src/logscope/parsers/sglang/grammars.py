@@ -162,7 +162,7 @@ _DECODE_FIELDS = ("running", "tokens", "token_usage", "gen_tok_s", "queue", "acc
                   "cuda_graph")
 
 
-def _batch(f: dict[str, Any], keep: tuple[str, ...]) -> dict[str, Any]:
+def _batch(f: dict[str, Any], keep: frozenset[str]) -> dict[str, Any]:
     """Typed fields of one kind; everything else into ``extra`` (normalised printed keys)."""
     fields: dict[str, Any] = dict(f.pop("fields", []))
     extra: dict[str, Any] = dict(f.pop("items", []))
@@ -181,6 +181,9 @@ def _batch(f: dict[str, Any], keep: tuple[str, ...]) -> dict[str, Any]:
         fields["tokens"] = fields.pop("full_token")
     if "token_usage" not in fields and "full_token_usage" in fields:
         fields["token_usage"] = fields.pop("full_token_usage")
+    if fields.keys() <= keep:  # the usual line: every typed field is one the kind keeps
+        fields["extra"] = extra
+        return fields
     out: dict[str, Any] = {}
     for k, v in fields.items():
         if k in keep:
@@ -192,13 +195,14 @@ def _batch(f: dict[str, Any], keep: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _batch_grammar(name: str, kind: str, head: str, keep: tuple[str, ...]) -> Grammar:
+    kept = frozenset(keep)
     return Grammar(
         f"sglang.{name}",
         kind,
         (head,),
         Seq(head, _HEAD_SEP, Many(_batch_item, ", "), Opt(_CLIPPED), Opt(","), End()),
         search=True,  # behind any prefix a custom logging config may print
-        build=lambda f: _batch(f, keep),
+        build=lambda f: _batch(f, kept),
     )
 
 
