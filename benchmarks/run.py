@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -28,14 +27,29 @@ HERE = Path(__file__).resolve().parent
 
 
 def _child(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, float, bytes]:
-    """(seconds, peak RSS in MB, stdout) of one child process."""
+    """(seconds, peak RSS in MB, stdout) of one child process (its own peak, from ``wait4``)."""
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE, check=False)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE)
+    out, err = p.communicate()
     dt = time.perf_counter() - t0
     if p.returncode not in (0, 1):
-        sys.exit(f"{' '.join(cmd[:4])} failed: {p.stderr.decode(errors='replace')[-500:]}")
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return dt, rss, p.stdout or b""
+        sys.exit(f"{' '.join(cmd[:4])} failed: {err.decode(errors='replace')[-500:]}")
+    return dt, p.rss_mb, out or b""  # type: ignore[attr-defined]
+
+
+def _rss_popen() -> None:
+    """Make ``Popen`` keep each child's own peak RSS (``wait4``), not the maximum over all children."""
+
+    class Popen(subprocess.Popen):  # type: ignore[type-arg]
+        rss_mb = 0.0
+
+        def _try_wait(self, wait_flags):  # type: ignore[no-untyped-def]
+            pid, sts, ru = os.wait4(self.pid, wait_flags)
+            if pid:
+                self.rss_mb = ru.ru_maxrss / 1024
+            return pid, sts
+
+    subprocess.Popen = Popen  # type: ignore[misc]
 
 
 def _python_loop(path: str) -> float:
@@ -84,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("log")
     ap.add_argument("--engine", default="vllm")
     ap.add_argument("--skip-analyze", action="store_true")
+    ap.add_argument("--jobs", type=int, default=0, help="also time `logscope events --jobs N` (and check its output)")
     a = ap.parse_args(argv)
+    _rss_popen()
     path = a.log
     size_mb = os.path.getsize(path) / 1e6
     exe = [sys.executable, "-m", "logscope"]
@@ -108,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
         (f"grep -c ({len(anchors)} anchors)", t_grep, None),
         ("logscope events", t_ev, rss_ev),
     ]
+    if a.jobs > 1:
+        t_j, rss_j, out_j = _child([*exe, "events", path, "--engine", a.engine, "--format", "jsonl",
+                                    "--jobs", str(a.jobs)], stdout=None)
+        rows.append((f"logscope events --jobs {a.jobs}", t_j, rss_j))
+        print(f"--jobs {a.jobs} output byte-identical to one process: {out_j == out_ev}")
     if not a.skip_analyze:
         t_an, rss_an, _ = _child([*exe, "analyze", path, "--engine", a.engine, "--format", "json"])
         rows.append(("logscope analyze", t_an, rss_an))

@@ -51,7 +51,11 @@ def main() -> None:
 
 
 def _event_dict(ev: Event, with_raw: bool) -> dict[str, Any]:
-    d = ev.model_dump(exclude=None if with_raw else {"raw"})
+    """The event's fields in model order. Events hold plain JSON values only, so their ``__dict__`` is
+    what ``model_dump()`` returns, at a fraction of its cost (a test checks both on every fixture)."""
+    d = dict(ev.__dict__)
+    if not with_raw:
+        del d["raw"]
     return d
 
 
