@@ -8,7 +8,9 @@ time. ``t_s`` counts seconds from the run's first timestamp.
 from __future__ import annotations
 
 import functools
+import heapq
 import itertools
+import operator
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from logscope.errors import LogscopeError, UnreadableInput
-from logscope.events import Event
+from logscope.events import Event, copy_event
 from logscope.parsers import detect, dialect
 from logscope.parsers.bench import result_file_events
 from logscope.parsers.framing import Line, ReadStats, Sparse, expand_paths, read_lines
@@ -164,9 +166,17 @@ def _add_stats(into: ReadStats, part: ReadStats) -> None:
 
 
 def _merge_by_time(per_file: list[list[Event]]) -> list[Event]:
-    """Merge files' events by their time; events without a time stay behind their predecessor."""
+    """Merge files' events by their time; events without a time stay behind their predecessor.
+
+    The order is that of sorting every event by (time, file, place in file), where an untimed event
+    takes the time of the last timed one before it in its file. Each file's events almost always come
+    in time order already: then a k-way merge gives that order without a key tuple per event (which
+    took ~150 bytes an event, for every event of the run at once)."""
     if len(per_file) == 1:
         return per_file[0]
+    if all(_in_time_order(evs) for evs in per_file):
+        # heapq.merge takes equal keys from the earlier file first: the sort's (time, file, place)
+        return [e for _t, e in heapq.merge(*map(_timed, per_file), key=operator.itemgetter(0))]
     keyed: list[tuple[float, int, int, Event]] = []
     for fi, evs in enumerate(per_file):
         last = float("-inf")
@@ -176,6 +186,27 @@ def _merge_by_time(per_file: list[list[Event]]) -> list[Event]:
             keyed.append((last, fi, i, e))
     keyed.sort(key=lambda k: (k[0], k[1], k[2]))
     return [k[3] for k in keyed]
+
+
+def _timed(evs: list[Event]) -> Iterator[tuple[float, Event]]:
+    """(merge time, event): the event's time, else the last one before it in its file."""
+    last = float("-inf")
+    for e in evs:
+        if e.t_s is not None:
+            last = e.t_s
+        yield last, e
+
+
+def _in_time_order(evs: list[Event]) -> bool:
+    """Does no event's merge time (see ``_timed``) come before its predecessor's? (False on a nan.)"""
+    last = float("-inf")
+    for e in evs:
+        t = e.t_s
+        if t is not None:
+            if not t >= last:
+                return False
+            last = t
+    return True
 
 
 def load(
@@ -227,8 +258,9 @@ def _align_clocks(per_file: list[list[Event]]) -> list[list[Event]]:
     """Files were timed each from its own first stamp; this re-bases all on the earliest one.
 
     Only possible when stamps carry a date; vLLM's ``MM-DD HH:MM:SS`` has one (no year), SGLang's too.
+    The lists are updated in place (each re-timed event replaces its original at once: a file's
+    events are never held twice) and returned.
     """
-    out: list[list[Event]] = []
     abs_first: list[float | None] = []
     for evs in per_file:
         first = next((e for e in evs if e.t_s is not None and e.time), None)
@@ -236,11 +268,12 @@ def _align_clocks(per_file: list[list[Event]]) -> list[list[Event]]:
     base = min((a for a in abs_first if a is not None), default=None)
     for evs, a in zip(per_file, abs_first, strict=True):
         if base is None or a is None or a == base:
-            out.append(evs)
             continue
         shift = a - base
-        out.append([e.model_copy(update={"t_s": round(e.t_s + shift, 3)}) if e.t_s is not None else e for e in evs])
-    return out
+        for k, e in enumerate(evs):
+            if e.t_s is not None:
+                evs[k] = copy_event(e, {"t_s": round(e.t_s + shift, 3)})
+    return per_file
 
 
 def _abs_time(time: str) -> float | None:

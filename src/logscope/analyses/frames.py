@@ -6,9 +6,10 @@ Built once per kind and per run; analyses work on these frames, never on raw lin
 from __future__ import annotations
 
 import json
+import operator
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -49,41 +50,56 @@ def _dict_fields(kind: str) -> set[str]:
 
 
 def _json(value: Any) -> Any:
+    if type(value) is dict and not value:
+        return "{}"  # what json.dumps gives, and by far the most common (SGLang's empty ``extra``)
     return json.dumps(value, default=str, sort_keys=True) if isinstance(value, dict) else value
 
 
-def frame(events: Sequence[Event], kind: str, *, seq: bool = False) -> pl.DataFrame:
+def frame(
+    events: Sequence[Event], kind: str, *, seq: bool = False, order: Sequence[int] | None = None,
+) -> pl.DataFrame:
     """The events of ``kind`` as a DataFrame (empty, with the right columns, when there are none).
 
     With ``seq=True`` a first column ``seq`` holds each event's index in ``events``: the run's order,
-    which stays meaningful across files (line numbers restart in each file).
+    which stays meaningful across files (line numbers restart in each file). ``order`` (optional)
+    lists those indexes when the caller already knows them (``RunData.kind_index``).
+
+    Built one column at a time, each handed to polars before the next is read: the Python list
+    behind a column (a pointer per event) lives only while its column is made, so building the frame
+    of a million events takes little more than the frame itself.
     """
     sch = schema(kind)
     dicts = _dict_fields(kind)
-    order = [i for i, e in enumerate(events) if e.kind == kind]
+    if order is None:
+        order = [i for i, e in enumerate(events) if e.kind == kind]
     rows = [events[i] for i in order]
-    cols: dict[str, list[Any]] = {}
-    for name in sch:
-        values = [getattr(e, name) for e in rows]
+    columns: list[pl.Series] = []
+    if seq:
+        columns.append(pl.Series("seq", order, dtype=pl.Int64))
+    for name, dtype in sch.items():
+        values = list(map(operator.attrgetter(name), rows))
         if name in dicts:  # JSON text: a dict's keys differ from row to row
             values = [_json(v) for v in values]
-        cols[name] = values
-    df = pl.DataFrame(cols, schema=sch)
-    if seq:
-        df = df.with_columns(pl.Series("seq", order, dtype=pl.Int64)).select(["seq", *sch])
-    return df
+        columns.append(pl.Series(name, values, dtype=dtype))
+        del values
+    return pl.DataFrame(columns)
 
 
 class Frames:
-    """Every kind's frame of one run, built on first use and kept (with the ``seq`` column)."""
+    """Every kind's frame of one run, built on first use and kept (with the ``seq`` column).
 
-    def __init__(self, events: Sequence[Event]) -> None:
+    ``index`` (optional) gives each kind's run-order indexes (``RunData.kind_index``): then a frame
+    is built without a pass over every event of the run."""
+
+    def __init__(self, events: Sequence[Event], index: Mapping[str, Sequence[int]] | None = None) -> None:
         self.events = events
+        self.index = index
         self._cache: dict[str, pl.DataFrame] = {}
 
     def __getitem__(self, kind: str) -> pl.DataFrame:
         if kind not in self._cache:
-            self._cache[kind] = frame(self.events, kind, seq=True)
+            order = None if self.index is None else self.index.get(kind, ())
+            self._cache[kind] = frame(self.events, kind, seq=True, order=order)
         return self._cache[kind]
 
     def has(self, kind: str) -> bool:

@@ -7,6 +7,7 @@ then reports nothing (it cannot tell a problem from its absence).
 
 from __future__ import annotations
 
+import heapq
 import importlib
 import inspect
 import re
@@ -63,7 +64,7 @@ class Context:
         self.data = RunData.of(run)
         self.report = report
         self._results: dict[str, Any] = {}
-        self._merged: dict[tuple[str, ...], list[tuple[int, Event]]] = {}
+        self._ids: dict[str, dict[int, int]] = {}  # kind -> {id(event): run-order index} (index_of)
 
     # -- events ---------------------------------------------------------------------------------
     @property
@@ -86,23 +87,25 @@ class Context:
             return self.data.engine
         return max(sorted(self.engines), key=lambda k: self.engines[k])
 
-    @cached_property
-    def _by_kind(self) -> dict[str, list[tuple[int, Event]]]:
-        out: dict[str, list[tuple[int, Event]]] = {}
-        for i, e in enumerate(self.data.events):
-            out.setdefault(e.kind, []).append((i, e))
-        return out
-
     def of_kind(self, *kinds: str) -> list[tuple[int, Event]]:
-        """(run-order index, event) of these kinds, in run order."""
-        if len(kinds) == 1:
-            return list(self._by_kind.get(kinds[0], []))
-        if kinds not in self._merged:
-            self._merged[kinds] = sorted((x for k in kinds for x in self._by_kind.get(k, [])), key=lambda x: x[0])
-        return list(self._merged[kinds])
+        """(run-order index, event) of these kinds, in run order.
+
+        Made on each call from the run's kind index (``RunData.kind_index``, machine integers), not
+        kept: on an event-dense log a kept list of pairs would cost ~100 bytes an event for the
+        run's lifetime, and rules ask each kind only a few times."""
+        events = self.data.events
+        return [(i, events[i]) for i in self._seqs(kinds)]
+
+    def _seqs(self, kinds: Sequence[str]) -> Iterable[int]:
+        """The run-order indexes of the events of these kinds, in order (no pair made per event)."""
+        index = self.data.kind_index
+        seqs = [index[k] for k in kinds if k in index]
+        if len(seqs) <= 1:
+            return seqs[0] if seqs else ()
+        return heapq.merge(*seqs)
 
     def has(self, kind: str) -> bool:
-        return kind in self._by_kind
+        return kind in self.data.kind_index
 
     def frame(self, kind: str) -> pl.DataFrame:
         """The polars frame of ``kind`` (with a ``seq`` column: the run-order index)."""
@@ -116,7 +119,9 @@ class Context:
         """Lines of ``kinds`` holding one of the literal ``anchors`` and matching ``pattern``."""
         anchors = tuple(anchors)
         out: list[Hit] = []
-        for i, e in self.of_kind(*kinds):
+        events = self.data.events
+        for i in self._seqs(kinds):
+            e = events[i]
             raw = e.raw
             if not any(a in raw for a in anchors):
                 continue
@@ -129,13 +134,14 @@ class Context:
     @cached_property
     def ready_seq(self) -> int | None:
         """Index of the first ``server_ready`` event (the server accepts requests from here on)."""
-        first = self._by_kind.get("server_ready")
-        return first[0][0] if first else None
+        return self.data.ready_seq()
 
     @cached_property
     def shutdown_seq(self) -> int | None:
         """Index of the first line that starts a clean stop (SIGINT/SIGTERM, ``[shutdown]``)."""
-        for i, e in self.of_kind("unparsed", "warning", "error"):
+        events = self.data.events
+        for i in self._seqs(("unparsed", "warning", "error")):
+            e = events[i]
             if not any(a in e.raw for a in _SHUTDOWN_ANCHORS) or (e.kind == "error" and "Traceback" in e.raw):
                 continue
             first = e.raw.split("\n", 1)[0]
@@ -157,7 +163,9 @@ class Context:
     @cached_property
     def first_busy_seq(self) -> int | None:
         """The first stats/batch line with running requests (the server was serving from there)."""
-        for i, e in self.of_kind("throughput", "decode_batch", "prefill_batch"):
+        events = self.data.events
+        for i in self._seqs(("throughput", "decode_batch", "prefill_batch")):
+            e = events[i]
             if getattr(e, "running", 0) or getattr(e, "new_seq", 0):
                 return i
         return None
@@ -180,12 +188,15 @@ class Context:
         return value
 
     def index_of(self, event: Event) -> int | None:
-        """The run-order index of ``event`` (identity), or None."""
-        return self._seq.get(id(event))
+        """The run-order index of ``event`` (identity), or None.
 
-    @cached_property
-    def _seq(self) -> dict[int, int]:
-        return {id(e): i for i, e in enumerate(self.data.events)}
+        Looked up among the events of its kind only (rules ask this of a few errors or compile
+        events; a map of every event's id would cost ~100 bytes an event of an event-dense log)."""
+        ids = self._ids.get(event.kind)
+        if ids is None:
+            events = self.data.events
+            ids = self._ids[event.kind] = {id(events[i]): i for i in self.data.kind_index.get(event.kind, ())}
+        return ids.get(id(event))
 
 
 def _message(first_line: str) -> str:

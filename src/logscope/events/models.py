@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from logscope.events.compact import compact
+
 
 class Event(BaseModel):
     """Fields shared by every event."""
@@ -32,6 +34,16 @@ class Event(BaseModel):
     level: str | None = None
     repeated: int = Field(1, description="times this line stands for (Ray's `[repeated Nx across cluster]` adds N)")
     raw: str = Field("", description="the record's text as read (ANSI colour removed), its physical lines joined by newlines")
+
+    # An event-dense log holds a million events: each one is made small right after it is built, by
+    # any path (validation, ``model_construct``, unpickling a worker's events). See ``compact``.
+    def model_post_init(self, context: Any, /) -> None:
+        """Share the fields-set between events given the same names, and key-sharing ``__dict__``."""
+        compact(self)
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        super().__setstate__(state)
+        compact(self)
 
 
 class Throughput(Event):

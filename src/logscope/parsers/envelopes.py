@@ -12,6 +12,7 @@ in a loop. What is peeled is kept: the process tag, the outer time, the repeat c
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -45,23 +46,45 @@ class Envelope:
     repeated: int = 1
 
 
+# The previous ``(Name pid=N) `` prefix and its process tag: lines in a row mostly come from one
+# process. ``_PROC`` matches a text that starts with that prefix the same way, so the regex is
+# skipped: its match ends with ``) ``, and it never looks past that (only ``\)`` takes a ``)``, and
+# the space after it ends the pattern).
+_last_proc: tuple[str, str] | None = None
+
+
 def peel(text: str) -> Envelope:
-    """Remove outer layers from one physical line."""
+    """Remove outer layers from one physical line.
+
+    Most lines have none (an engine's own line), and are let through on their first character:
+    every branch of ``_OUTER`` starts with a letter or digit, or with ``[`` and a date whose ``T``
+    sits at index 11 (a CI stamp); ``_PROC`` starts with ``(``, a letter or ``_``. So
+    ``[2025-06-01 12:00:00 TP0] ...`` is not matched against either.
+    """
+    global _last_proc
     outer_time: str | None = None
     process: str | None = None
-    for _ in range(4):
-        m = _OUTER.match(text)
-        if m is None:
-            break
-        if m.group("compose") is not None and text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
-            break  # uvicorn "INFO:  |" is not compose; never peel a level word
-        outer_time = outer_time or m.group("iso") or m.group("ci") or m.group("journal")
-        text = text[m.end() :]
-    if text[:1] == "(" or " pid=" in text[:80]:
-        m2 = _PROC.match(text)
-        if m2 is not None:
-            process = m2.group("proc")
-            text = text[m2.end() :]
+    c = text[:1]
+    if c.isalnum() or (c == "[" and text[11:12] == "T"):
+        for _ in range(4):
+            m = _OUTER.match(text)
+            if m is None:
+                break
+            if m.group("compose") is not None and text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
+                break  # uvicorn "INFO:  |" is not compose; never peel a level word
+            outer_time = outer_time or m.group("iso") or m.group("ci") or m.group("journal")
+            text = text[m.end() :]
+        c = text[:1]
+    if c == "(" or ((c.isalpha() or c == "_") and " pid=" in text[:80]):
+        last = _last_proc
+        if last is not None and text.startswith(last[0]):
+            process, text = last[1], text[len(last[0]) :]
+        else:
+            m2 = _PROC.match(text)
+            if m2 is not None:
+                process = m2.group("proc")
+                _last_proc = (text[: m2.end()], process)
+                text = text[m2.end() :]
     repeated = 1
     if "[repeated " in text:
         m3 = _REPEATED.search(text)
@@ -71,8 +94,11 @@ def peel(text: str) -> Envelope:
     return Envelope(text, process, outer_time, repeated)
 
 
+@functools.lru_cache(maxsize=1024)
 def ranks_of(process: str | None) -> tuple[int | None, int | None]:
-    """(tp_rank, dp_rank) from a vLLM process tag such as ``Worker_DP1_TP3 pid=9``."""
+    """(tp_rank, dp_rank) from a vLLM process tag such as ``Worker_DP1_TP3 pid=9``.
+
+    Cached: a log has a handful of process tags, and every record asks (``Parser.base``)."""
     if not process:
         return None, None
     name = process.split(" pid=")[0]

@@ -122,6 +122,13 @@ def _raw_chunks(stream: BinaryIO, name: str, stats: ReadStats) -> Iterator[bytes
             return
 
 
+def _range_chunks(stream: BinaryIO, size: int) -> Iterator[bytes]:
+    """``size`` bytes of a plain stream from where it stands, in blocks."""
+    while size > 0 and (chunk := stream.read(min(BLOCK, size))):
+        size -= len(chunk)
+        yield chunk
+
+
 def _line_blocks(chunks: Iterator[bytes], name: str, stats: ReadStats) -> Iterator[bytes]:
     """Blocks of whole lines (each ends with ``\\n`` except maybe the last), lines cut at MAX_LINE."""
     buf = b""
@@ -167,17 +174,28 @@ class Sparse:
     head: int = 3000
 
 
-def read_lines(path: str, stats: ReadStats | None = None, sparse: Sparse | None = None) -> Iterator[Line]:
+def read_lines(
+    path: str, stats: ReadStats | None = None, sparse: Sparse | None = None,
+    byte_range: tuple[int, int] | None = None,
+) -> Iterator[Line]:
     """Physical lines of one input (file, ``.gz``, or ``-``), numbered from 1.
 
     With ``sparse``, lines that hold no anchor are counted but not produced (see ``Sparse``).
+    ``byte_range=(start, end)``: only those bytes of a plain file, read as if they were the file
+    (both offsets at line starts; see ``logscope.parsers.chunks``).
     """
     stats = stats if stats is not None else ReadStats()
-    stats.files.append(path)
+    if byte_range is None:
+        stats.files.append(path)
     stream = _open(path)
     number = 0
     try:
-        for block in _line_blocks(_raw_chunks(stream, path, stats), path, stats):
+        if byte_range is None:
+            chunks = _raw_chunks(stream, path, stats)
+        else:
+            stream.seek(byte_range[0])
+            chunks = _range_chunks(stream, byte_range[1] - byte_range[0])
+        for block in _line_blocks(chunks, path, stats):
             if sparse is not None and number >= sparse.head:
                 number = yield from _sparse_block(block, path, number, stats, sparse)
                 continue
@@ -213,7 +231,7 @@ def _lines_of(text: str, path: str, number: int, stats: ReadStats, suspect: bool
             body, cont = piece, False
         if suspect and body and _is_junk(body):
             stats.junk_lines += 1
-        elif body.strip():
+        elif body and not body.isspace():  # (as body.strip() would say, without copying the line)
             stats.text_lines += 1
         yield Line(path, number, body, cont)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -192,9 +192,13 @@ class Dialect:
         return sorted(found.values(), key=lambda g: self._order[id(g)])
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
-    """One log record: one or more physical lines that belong together."""
+    """One log record: one or more physical lines that belong together.
+
+    ``raw`` is its physical lines joined with ``\\n``, kept as one string: almost every record is one
+    line, so a list per record would cost more than appending the rare following lines.
+    """
 
     file: str
     line: int
@@ -204,14 +208,10 @@ class Record:
     process: str | None
     outer_time: str | None
     repeated: int
-    raw_lines: list[str] = field(default_factory=list)
+    raw: str = ""
     cont: bool = False  # the last line ended with \r\n: the next line may continue it
     tb_state: str | None = None  # traceback collection: "frames", "after_exc", "chain"
     block: BlockRule | None = None  # opened by a block rule
-
-    @property
-    def raw(self) -> str:
-        return "\n".join(self.raw_lines)
 
 
 _TB_START = "Traceback (most recent call last):"
@@ -254,6 +254,8 @@ def _tb_accepts(rec: Record, text: str) -> bool:
 class Clock:
     """Turns printed stamps into seconds since the run's first stamp (year/day roll-over handled)."""
 
+    __slots__ = ("first", "last", "_year_offset")  # asked once per timestamped record
+
     def __init__(self) -> None:
         self.first: float | None = None
         self.last: float | None = None
@@ -261,23 +263,25 @@ class Clock:
 
     def seconds(self, stamp: tuple[int | None, int | None, int | None, float]) -> float:
         year, month, day, sod = stamp
+        last = self.last
         if month is None or day is None:
             # time only: keep the day of the previous stamp; a jump back of over 12 h is midnight
-            base = 0.0 if self.last is None else (self.last // 86400) * 86400
+            base = 0.0 if last is None else (last // 86400) * 86400
             t = base + sod
-            if self.last is not None and t < self.last - 43200:
+            if last is not None and t < last - 43200:
                 t += 86400
         else:
             # days since a fixed epoch, months approximated by a calendar without leap days
             # (the engine printed no year for vLLM: never invent one)
             doy = CUM_DAYS[month - 1] + day - 1 if 1 <= month <= 12 else 0
             t = ((year or 0) * 365 + doy) * 86400.0 + sod + self._year_offset
-            if year is None and self.last is not None and t < self.last - 180 * 86400:
+            if year is None and last is not None and t < last - 180 * 86400:
                 self._year_offset += 365 * 86400.0
                 t += 365 * 86400.0
         if self.first is None:
             self.first = t
-        self.last = t if self.last is None else max(self.last, t)
+        if last is None or t > last:
+            self.last = t
         return t
 
 
@@ -303,49 +307,66 @@ class Parser:
         self._last_base: dict[str, Any] | None = None
         self.sparse = False  # set by the reader when it skips lines that hold no anchor
         self._pending: tuple[Record | None, Record | None] = (None, None)  # (sparse) open block, open record
+        # how the input began and ended, for parsing one file in ranges (logscope.parsers.chunks):
+        self.start_kept = False  # (sparse) the run's first timestamped record is already kept
+        self.open_at_end = False  # a block or a \r\n-continued record was open at the input's end
+        self.holding = False  # (sparse) a timestamped record without events was held at the end
+        self.wants_held = False  # (sparse) the first event has no time: a record held before would precede it
 
     # -- records -----------------------------------------------------------------------------
     def records(self, lines: Iterable[Line]) -> Iterator[Record]:
-        """Join physical lines into records."""
+        """Join physical lines into records.
+
+        Every physical line passes here before any grammar runs, so the loop is kept lean: the
+        dialect's hooks are looked up once, a line that is one piece (nearly all) skips the
+        bookkeeping of glued pieces, a record's raw text stays one string, and ``_continues`` is
+        asked only when its answer can be yes (a line with a header continues nothing unless the
+        record ended in \\r\\n).
+        """
         open_rec: Record | None = None
         block: Record | None = None  # an open block record (see BlockRule)
         held: list[Record] = []  # records that began inside the open block: emitted after it
-        header_fn = self.dialect.header
-        rules = self.dialect.blocks
+        d = self.dialect
+        envelope, split_glued, header_fn = d.envelope, d.split_glued, d.header
+        rules = d.blocks
+        continues = self._continues
         for ln in lines:
-            env = self.dialect.envelope(ln.text)
-            pieces = self.dialect.split_glued(env.text)
-            n = len(pieces)
-            for i, piece in enumerate(pieces):
-                if n == 1:
-                    raw = ln.text
-                elif i == 0:  # the outer envelope belongs to the first piece
-                    raw = ln.text[: len(ln.text) - len(env.text)] + piece if ln.text.endswith(env.text) else piece
-                else:
-                    raw = piece
-                    env = self.dialect.envelope(piece)
-                    piece = env.text
+            text, number = ln.text, ln.number
+            env = envelope(text)
+            pieces = split_glued(env.text)
+            # (raw text, envelope, text to parse, ends with \r\n) of each record on the line
+            parts: list[tuple[str, Envelope, str, bool]] | tuple[tuple[str, Envelope, str, bool]]
+            if len(pieces) == 1:
+                parts = ((text, env, env.text, ln.cont),)
+            else:  # records written into each other: the outer envelope belongs to the first piece
+                first = pieces[0]
+                parts = [(text[: len(text) - len(env.text)] + first if text.endswith(env.text) else first, env, first,
+                          False)]
+                for piece in pieces[1:]:
+                    penv = envelope(piece)
+                    parts.append((piece, penv, penv.text, False))
+                parts[-1] = (*parts[-1][:3], ln.cont)
+            for raw, env, piece, cont in parts:
                 parsed = header_fn(piece)
                 hdr, msg = (parsed if parsed is not None else (None, piece))
-                cont = ln.cont and i == n - 1
-                if open_rec is not None and self._continues(open_rec, hdr, msg, env.process):
+                process = env.process
+                if open_rec is not None and (hdr is None or open_rec.cont) and continues(open_rec, hdr, msg, process):
                     open_rec.message += "\n" + msg
-                    open_rec.raw_lines.append(raw)
-                    open_rec.end_line = ln.number
+                    open_rec.raw += "\n" + raw
+                    open_rec.end_line = number
                     open_rec.cont = cont
-                    if open_rec.tb_state is None and msg.rstrip().endswith(_TB_START):
+                    if open_rec.tb_state is None and _TB_START in msg and msg.rstrip().endswith(_TB_START):
                         open_rec.tb_state = "frames"
                     continue
                 if block is not None and block.block is not None:
                     verdict = None
-                    if hdr is None and env.process in (None, block.process):
+                    if hdr is None and process in (None, block.process):
                         verdict = block.block.accepts(block.message, msg)
                     if verdict is not None:
                         block.message += "\n" + msg
                         # an empty line stands for each foreign line in between: raw stays line for line
-                        block.raw_lines.extend([""] * (ln.number - block.end_line - 1))
-                        block.raw_lines.append(raw)
-                        block.end_line = ln.number
+                        block.raw += "\n" * max(1, number - block.end_line) + raw
+                        block.end_line = number
                     if verdict == "last" or (verdict is None and (hdr is None or len(held) >= _MAX_INTERLEAVED)):
                         yield block
                         yield from held
@@ -358,11 +379,8 @@ class Parser:
                         if open_rec is not None:
                             yield open_rec
                             open_rec = None
-                        block = Record(
-                            file=ln.file, line=ln.number, end_line=ln.number, message=msg, header=None,
-                            process=env.process, outer_time=env.outer_time, repeated=env.repeated,
-                            raw_lines=[raw], block=rule,
-                        )
+                        block = Record(ln.file, number, number, msg, None, process, env.outer_time, env.repeated, raw,
+                                       block=rule)
                         continue
                 if open_rec is not None:
                     if block is not None:
@@ -370,20 +388,14 @@ class Parser:
                     else:
                         yield open_rec
                 open_rec = Record(
-                    file=ln.file,
-                    line=ln.number,
-                    end_line=ln.number,
-                    message=msg,
-                    header=hdr,
-                    process=env.process,
-                    outer_time=env.outer_time,
-                    repeated=env.repeated,
-                    raw_lines=[raw],
-                    cont=cont,
-                    tb_state="frames" if msg.rstrip().endswith(_TB_START) else None,
+                    ln.file, number, number, msg, hdr, process, env.outer_time, env.repeated, raw, cont,
+                    # "in" first: a fast scan that rules out nearly every line without copying it
+                    "frames" if _TB_START in msg and msg.rstrip().endswith(_TB_START) else None,
                 )
             if self.sparse:  # what the record in progress is, for wants_next() (asked only by the sparse reader)
                 self._pending = (block, open_rec)
+        # could the input's next line (were there one) have joined a record? (cutting a file into ranges)
+        self.open_at_end = block is not None or (open_rec is not None and open_rec.cont)
         if block is not None:
             yield block
             yield from held
@@ -425,8 +437,9 @@ class Parser:
         (where the run's clock starts) and the last timestamped record before an event that has no
         timestamp of its own (a uvicorn line takes its time from the line before it).
         """
-        first_done = self.keep_unparsed
+        first_done = self.keep_unparsed or self.start_kept
         held: tuple[Record, dict[str, Any]] | None = None
+        emitted = False
         for rec in self.records(lines):
             evs = self.events_of(rec)
             if not first_done or not evs:
@@ -439,6 +452,10 @@ class Parser:
                     first_done = True
             if not evs:
                 continue
+            if not emitted:
+                # a record held before this input began would go first (see logscope.parsers.chunks)
+                self.wants_held = held is None and evs[0].t_s is None
+                emitted = True
             if held is not None and evs[0].t_s is None:
                 rec0, base0 = held
                 evs = [Unparsed(**base0, text=rec0.message), *evs]
@@ -447,23 +464,25 @@ class Parser:
             for ev in evs:
                 self.counts[ev.kind] = self.counts.get(ev.kind, 0) + 1
                 yield ev
+        self.start_kept = first_done
+        self.holding = held is not None
 
     def base(self, rec: Record) -> dict[str, Any]:
+        """The fields every event of ``rec`` shares: where, when, which process and ranks, raw text."""
         h = rec.header
-        tp, dp = ranks_of(rec.process)
-        t_s = None
-        time = None
-        if h is not None:
-            time = h.time
-            if h.stamp is not None:
-                t_s = self.clock.seconds(h.stamp)
-            tp = h.tp_rank if h.tp_rank is not None else tp
-            dp = h.dp_rank if h.dp_rank is not None else dp
-        elif rec.outer_time is not None:
-            time = rec.outer_time
         process = rec.process
-        if h is not None and h.process:
-            process = f"{process} {h.process}" if process else h.process
+        tp, dp = ranks_of(process) if process else (None, None)
+        if h is None:
+            time, t_s, level = rec.outer_time, None, None
+        else:
+            time, level = h.time, h.level
+            t_s = None if h.stamp is None else self.clock.seconds(h.stamp)
+            if h.tp_rank is not None:
+                tp = h.tp_rank
+            if h.dp_rank is not None:
+                dp = h.dp_rank
+            if h.process:
+                process = f"{process} {h.process}" if process else h.process
         return {
             "engine": self.engine,
             "file": rec.file,
@@ -474,7 +493,7 @@ class Parser:
             "process": process,
             "tp_rank": tp,
             "dp_rank": dp,
-            "level": h.level if h is not None else None,
+            "level": level,
             "repeated": rec.repeated,
             "raw": rec.raw,
         }

@@ -40,6 +40,7 @@ _CUSTOM = re.compile(
     rf"(?P<level>{_LEVEL}) (?P<pid>\d+) \[ ?(?P<tags>(?:(?:{_TAG}) )*)(?P<src>[^\s\[\]]+:\d+)\] ?"
 )
 _UVICORN = re.compile(rf"(?P<level>{_LEVEL}):\s+")
+_UVICORN_HEADS = tuple(f"{w}:" for w in _LEVEL.split("|"))  # how every _UVICORN match starts
 _C10 = re.compile(
     r"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<lvl>[EWIF])(?P<mo>\d\d)(?P<d>\d\d) "
     r"(?P<t>\d\d:\d\d:\d\d(?:\.\d+)?)(?: \d+)? (?P<src>[^\s\]]+:\d+)\] ?"
@@ -69,25 +70,54 @@ _MARKERS = ("Backend:  ", "Total generated tokens (retokenized):", "Max reqeuest
             "benchmark_args=Namespace(")
 
 
-def _header(m: re.Match[str], level: str | None, source: str | None) -> Header:
-    h, mi, s = m["h"], m["mi"], m["s"]
-    ms = m["ms"]
-    sod = int(h) * 3600 + int(mi) * 60 + int(s) + (int(ms) / 10 ** len(ms) if ms else 0.0)
-    time = m.string[m.start("y" if m["y"] is not None else "h"):m.end("ms" if ms else "s")]  # as printed
-    stamp: tuple[int | None, int | None, int | None, float] = (
-        (int(m["y"]), int(m["mo"]), int(m["d"]), sod) if m["y"] is not None else (None, None, None, sod)
-    )
-    tags = m["tags"].split()
-    process = " ".join(tags) or None
+_Stamp = tuple[int | None, int | None, int | None, float]
+_Ranks = tuple[str | None, int | None, int | None]  # process, tp_rank, dp_rank
+_Fields = tuple[str, _Stamp, str | None, int | None, int | None]  # time, stamp, process, tp, dp
+
+# Bounded caches of pure functions of a header's parts: lines share their rank tags, and lines of
+# one second (of several ranks, say) their stamp. Cleared when full: caches, never a record of the log.
+_CACHE_SIZE = 4096
+_STAMPS: dict[str, _Stamp] = {}
+_RANKS: dict[str, _Ranks] = {}
+
+
+def _ranks(tags: str) -> _Ranks:
+    """(process, tp_rank, dp_rank) from a header's rank tags, e.g. ``" DP1 TP3 EP3"``."""
+    words = tags.split()
     tp = dp = None
-    for t in tags:
+    for t in words:
         tm = _TAG_RX.fullmatch(t)
         if tm is not None:
             if tm[1] == "TP":
                 tp = int(tm[2])
             else:
                 dp = int(tm[2])
-    return Header(level=level, time=time, source=source, stamp=stamp, process=process, tp_rank=tp, dp_rank=dp)
+    return " ".join(words) or None, tp, dp
+
+
+def _stamp(m: re.Match[str]) -> _Stamp:
+    """(year, month, day, seconds of day) of a ``_BRACKET`` or ``_CUSTOM`` match."""
+    y, mo, d, h, mi, s, ms = m.group(1, 2, 3, 4, 5, 6, 7)  # the stamp's groups, in both patterns
+    sod = int(h) * 3600 + int(mi) * 60 + int(s) + (int(ms) / 10 ** len(ms) if ms else 0.0)
+    return (int(y), int(mo), int(d), sod) if y is not None else (None, None, None, sod)
+
+
+def _fields(m: re.Match[str]) -> _Fields:
+    """(time as printed, stamp, process, tp_rank, dp_rank) of a ``_BRACKET`` or ``_CUSTOM`` match."""
+    y, ms, tags = m.group(1, 7, "tags")
+    time = m.string[m.start(1 if y is not None else 4):m.end(7 if ms else 6)]  # as printed
+    stamp = _STAMPS.get(time)  # a pure function of the printed time
+    if stamp is None:
+        if len(_STAMPS) >= _CACHE_SIZE:
+            _STAMPS.clear()
+        stamp = _STAMPS[time] = _stamp(m)
+    ranks = _RANKS.get(tags)
+    if ranks is None:
+        if len(_RANKS) >= _CACHE_SIZE:
+            _RANKS.clear()
+        ranks = _RANKS[tags] = _ranks(tags)
+    process, tp, dp = ranks
+    return time, stamp, process, tp, dp
 
 
 class SglangDialect(Dialect):
@@ -97,26 +127,46 @@ class SglangDialect(Dialect):
 
     def __init__(self) -> None:
         super().__init__(GRAMMARS)
+        self._last: tuple[str, _Fields] | None = None  # the previous line's bracket header (see _bracket)
+
+    def _bracket(self, text: str) -> tuple[int, _Fields] | None:
+        """(end, fields) of ``_BRACKET.match(text)``, or None.
+
+        Lines in a row mostly start with the same header (same second, same ranks): when ``text``
+        starts with the previous line's header, to the byte, the regex is skipped. That is exact
+        when the header ended with its optional space: a match looks at no character past its end
+        then (the tags, digits and ``]`` before it decide it alone), so it would match the same."""
+        last = self._last
+        if last is not None and text.startswith(last[0]):
+            return len(last[0]), last[1]
+        m = _BRACKET.match(text)
+        if m is None:
+            return None
+        fields = _fields(m)
+        if text[m.end() - 1] == " ":
+            self._last = (m.group(), fields)
+        return m.end(), fields
 
     def header(self, text: str) -> tuple[Header, str] | None:
         c = text[:1]
         if c in " \t" and text.lstrip(" \t")[:1] == "[":  # a paste indented the lines
             c = "["
         if c == "[" or c.isdigit():
-            m = _BRACKET.match(text)
-            if m is not None:
-                msg = text[m.end():]
+            bracket = self._bracket(text)
+            if bracket is not None:
+                end, (time, stamp, process, tp, dp) = bracket
+                msg = text[end:]
                 level = source = None
-                if msg[:1] in "DIWEC" and msg:
+                if msg.startswith(_UVICORN_HEADS):  # a cheap test first: "Decode batch" starts with a D too
                     u = _UVICORN.match(msg)
                     if u is not None:
                         level, source, msg = u["level"], "uvicorn", msg[u.end():]
-                return _header(m, level, source), msg
+                return Header(level, time, source, stamp, process, tp, dp), msg
             m = _CUSTOM.match(text) if c.isdigit() else None
             if m is not None:
-                hdr = _header(m, m["level"], m["src"])
-                hdr.process = f"{hdr.process} pid={m['pid']}" if hdr.process else f"pid={m['pid']}"
-                return hdr, text[m.end():]
+                time, stamp, process, tp, dp = _fields(m)
+                process = f"{process} pid={m['pid']}" if process else f"pid={m['pid']}"
+                return Header(m["level"], time, m["src"], stamp, process, tp, dp), text[m.end():]
             m = _C10.match(text) if c == "[" else None
             if m is not None:
                 # the c10 stamp has no year: keep it as printed, leave it out of the run's clock

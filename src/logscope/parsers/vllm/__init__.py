@@ -19,7 +19,14 @@ _GLUED = re.compile(
     r"(?:\(?[A-Za-z_][\w]*(?: [\w=.-]+)*? pid=\d+(?:, ip=[\d.]+)?\) )?(?:\[[^\]\n]{1,40}\] )?"
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[?[^\s\]\[:]+:\d+\]"
 )
-_LEVEL_WORDS = ("INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL ")
+# every _GLUED match holds ":MM:SS " (its clock has no fraction): one pass over a line rules glue out
+_CLOCK = re.compile(r":\d\d:\d\d ")
+
+_Stamp = tuple[int | None, int | None, int | None, float]
+# The stamp of each printed "MM-DD HH:MM:SS" (a pure function of it): consecutive lines mostly share
+# their second. Cleared when full: a cache, never a record of the log.
+_STAMPS: dict[str, _Stamp] = {}
+_CACHE_SIZE = 4096
 
 
 class VllmDialect(Dialect):
@@ -27,18 +34,28 @@ class VllmDialect(Dialect):
 
     def __init__(self) -> None:
         super().__init__(GRAMMARS)
+        self._last_match: tuple[str, re.Match[str] | None] = ("", None)
+
+    def _own_header(self, text: str) -> re.Match[str] | None:
+        """``_HEADER.match(text)``, kept for the last text: ``split_glued`` asks about a line, then
+        ``header`` asks again about the same string (the line's only piece, almost always)."""
+        last_text, m = self._last_match
+        if last_text is not text:
+            m = _HEADER.match(text)
+            self._last_match = (text, m)
+        return m
 
     def header(self, text: str) -> tuple[Header, str] | None:
-        m = _HEADER.match(text)
+        m = self._own_header(text)
         if m is not None:
-            sod = int(m["h"]) * 3600 + int(m["m"]) * 60 + int(m["s"])
-            hdr = Header(
-                level=m["level"],
-                time=f"{m['mon']}-{m['day']} {m['h']}:{m['m']}:{m['s']}",
-                source=m["src"],
-                stamp=(None, int(m["mon"]), int(m["day"]), float(sod)),
-            )
-            return hdr, text[m.end():]
+            time = text[m.start("mon"):m.end("s")]  # "MM-DD HH:MM:SS", as printed
+            stamp = _STAMPS.get(time)
+            if stamp is None:
+                if len(_STAMPS) >= _CACHE_SIZE:
+                    _STAMPS.clear()
+                mon, day, h, mi, s = m.group("mon", "day", "h", "m", "s")
+                stamp = _STAMPS[time] = (None, int(mon), int(day), float(int(h) * 3600 + int(mi) * 60 + int(s)))
+            return Header(m["level"], time, m["src"], stamp), text[m.end():]
         if text[:1] in "DIWEC":
             m = _UVICORN.match(text)
             if m is not None:
@@ -46,7 +63,10 @@ class VllmDialect(Dialect):
         return None
 
     def split_glued(self, text: str) -> list[str]:
-        if len(text) < 40 or not any(text.find(w, 1) > 0 for w in _LEVEL_WORDS):
+        if len(text) < 40:
             return [text]
-        own = _HEADER.match(text)  # the line's own header (with a "[Stage-0] " prefix) is no glue
-        return cut_at(text, (m.start() for m in _GLUED.finditer(text, own.end() if own else 1)))
+        own = self._own_header(text)  # the line's own header (with a "[Stage-0] " prefix) is no glue
+        start = own.end() if own else 1
+        if _CLOCK.search(text, start) is None:
+            return [text]
+        return cut_at(text, (m.start() for m in _GLUED.finditer(text, start)))

@@ -1,0 +1,292 @@
+"""``make_event``: build an event as the validated constructor would, at a fraction of its cost.
+
+A parser hands over plain values that almost always already have the field's type (an int for an
+``int`` field, a float or an int for a ``float`` one, ``None`` for an optional one). Full pydantic
+validation of such values, plus making the event small afterwards (``Event.model_post_init``), costs
+~70k CPU instructions for a ``decode_batch``; this path ~35k (callgrind), and its events share their
+repeated time and process strings. On an event-dense log (SGLang: a batch line per scheduler step,
+a million a run) that is a good part of the parse. Here each model's annotations become a
+small table, per field: which Python types are taken as they are, which are converted (an int for a
+``float`` field becomes a float, as pydantic does), which literals are allowed. A value the table
+does not know for sure (a bool for an ``int`` field, a string of digits, a tuple for a list, a
+subclass of ``int``, a missing required field, an unknown field) sends the whole event through the
+validated constructor: the result, or the ``ValidationError`` / ``TypeError``, is then pydantic's own.
+
+The instance is assembled the way pydantic's own ``model_copy`` does it (``__new__`` and the
+instance's slots): ``__dict__`` holds every field in the model's order, defaults filled in (a
+key-sharing copy of a per-class template, see ``compact``), ``__pydantic_fields_set__`` the shared
+set of the names given, no extra and no private values. ``tests/events/test_construct.py`` checks
+that every event of every fixture comes out equal, field types and JSON included.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import NoneType, UnionType
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from logscope.events.compact import compact, fields_set_of_keys, shared_fields_set, template_dict
+from logscope.events.models import EVENT_TYPES, Event
+
+EventT = TypeVar("EventT", bound=Event)
+
+# what to do with a value, by the field and the value's exact type (see _Plan.accept)
+_KEEP = 0  # taken as it is
+_TO_FLOAT = 1  # an int for a float field: float(v), as pydantic does (exact below 2**53)
+_LITERAL = 2  # one of the Literal's values
+_LIST = 3  # a list whose items are each kept or converted (a new list, as pydantic makes one)
+_DICT = 4  # dict[str, Any]: a new dict, keys must be str
+_SHARE = 5  # kept, but one object per distinct value (times and process tags repeat line after line)
+
+_FLOAT_EXACT = 2**53  # ints up to this convert to float exactly (and the same way in pydantic-core)
+
+# text fields whose values repeat from event to event: equal values share one string (a 1M-event
+# log otherwise holds 1M copies of a few thousand time stamps and a few rank tags)
+_SHARED_FIELDS = ("time", "process", "level")
+_SHARE_CAP = 8192  # distinct values kept per field before its cache starts over
+_MAX_SHAPES = 512  # shapes remembered per kind (a parser gives a handful)
+
+# a shape: the names given, in order, and the exact type of each value
+_ShapeKey = tuple[tuple[str, ...], tuple[type, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What is left to do for one shape of input once its names and types are known to be fine."""
+
+    fields_set: set[str]  # the shared ``__pydantic_fields_set__`` of these names
+    steps: tuple[tuple[str, int, Any], ...]  # (field, action, its table): value-dependent work
+    factories: tuple[tuple[str, Callable[[], Any]], ...]  # fields not given whose default is made
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How to build one kind without validation."""
+
+    cls: type[Event]
+    accept: dict[str, dict[type, int]]  # field -> {exact type of the value: action}
+    tables: dict[str, Any]  # field -> what its action needs (allowed literals, item types, share cache)
+    required: frozenset[str]
+    factories: tuple[tuple[str, Callable[[], Any]], ...]  # fields whose default is made per instance
+    template: dict[str, Any]  # every field, defaults filled in, a key-sharing dict (copied per event)
+    shapes: dict[_ShapeKey, _Shape | None]  # None: that shape is always validated
+
+    def shape(self, key: _ShapeKey) -> _Shape | None:
+        """What ``key`` needs (None: some name or type is not known for sure), remembered."""
+        names, types = key
+        shape: _Shape | None = None
+        steps = []
+        for name, t in zip(names, types, strict=True):
+            action = self.accept.get(name, {}).get(t)
+            if action is None:  # not a field (extra="forbid"), or a type pydantic may treat otherwise
+                break
+            if action != _KEEP:
+                steps.append((name, action, self.tables.get(name)))
+        else:
+            if self.required <= set(names):
+                shape = _Shape(
+                    fields_set=fields_set_of_keys(names), steps=tuple(steps),
+                    factories=tuple((n, f) for n, f in self.factories if n not in names),
+                )
+        if len(self.shapes) < _MAX_SHAPES:
+            self.shapes[key] = shape
+        return shape
+
+
+_UNSURE = object()  # a value that is not sure to come out as pydantic's: validate instead
+_PLANS: dict[str, _Plan | None] = {}
+_SET_DICT = BaseModel.__dict__["__dict__"].__set__  # the slots' own setters: what object.__setattr__
+_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__  # reaches, minus its lookups
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def make_event(kind: str, base: dict[str, Any], fields: dict[str, Any]) -> Event:
+    """The event ``EVENT_TYPES[kind](**base, **fields)``, equal in every field and field type.
+
+    Raises what that call raises (``KeyError`` for an unknown kind, ``TypeError`` when ``base`` and
+    ``fields`` share a name, ``ValidationError`` for a bad value): every case not known to be simple
+    is handed to it.
+
+    The names given and the exact type of each value (the input's "shape") decide everything but a
+    few value checks; a parser gives a handful of shapes per kind, so each is worked out once and
+    looked up after that (one tuple of types per event, built in C)."""
+    try:
+        plan = _PLANS[kind]
+    except KeyError:
+        plan = _PLANS[kind] = _plan(kind)
+    values = {**base, **fields}
+    if plan is None or len(values) != len(base) + len(fields):
+        return EVENT_TYPES[kind](**base, **fields)
+    key = (tuple(values), tuple(map(type, values.values())))
+    try:
+        shape = plan.shapes[key]
+    except KeyError:
+        shape = plan.shape(key)
+    if shape is None:
+        return EVENT_TYPES[kind](**base, **fields)
+    for name, action, table in shape.steps:
+        v = values[name]
+        if action == _SHARE:
+            got = table.get(v)
+            if got is None:
+                if len(table) >= _SHARE_CAP:
+                    table.clear()
+                table[v] = v
+            else:
+                values[name] = got
+            continue
+        if action == _TO_FLOAT:
+            w = float(v) if -_FLOAT_EXACT <= v <= _FLOAT_EXACT else _UNSURE
+        elif action == _LITERAL:
+            w = table.get(v, _UNSURE)
+        elif action == _LIST:
+            w = _list(v, table)
+        else:  # _DICT
+            w = dict(v) if all(type(k) is str for k in v) else _UNSURE
+        if w is _UNSURE:
+            return EVENT_TYPES[kind](**base, **fields)
+        values[name] = w
+    d = plan.template.copy()
+    d.update(values)
+    for name, factory in shape.factories:
+        d[name] = factory()
+    obj = plan.cls.__new__(plan.cls)
+    _SET_DICT(obj, d)
+    _SET_FIELDS_SET(obj, shape.fields_set)
+    _SET_EXTRA(obj, None)
+    _SET_PRIVATE(obj, None)
+    return obj
+
+
+def copy_event(event: EventT, update: dict[str, Any]) -> EventT:
+    """``event.model_copy(update=update)`` (no validation, as there), kept as small as a parsed event.
+
+    ``model_copy`` gives the copy a set of its own for ``__pydantic_fields_set__`` (2 KB for a batch
+    line); here the copy shares the event's (or the shared set of the names plus ``update``'s), and
+    its ``__dict__`` stays key-sharing. Same steps as ``model_copy`` otherwise: a copy of
+    ``__dict__`` updated with ``update``."""
+    if (event.__pydantic_extra__ is not None or event.__pydantic_private__ is not None
+            or not event.model_config.get("frozen")):  # a set shared with a mutable model could change
+        out = event.model_copy(update=update)
+        compact(out)
+        return out
+    fields_set = event.__pydantic_fields_set__
+    if not fields_set.issuperset(update):
+        fields_set = shared_fields_set(fields_set | update.keys())
+    d = event.__dict__.copy()
+    d.update(update)
+    cls = type(event)
+    obj = cls.__new__(cls)
+    _SET_DICT(obj, d)
+    _SET_FIELDS_SET(obj, fields_set)
+    _SET_EXTRA(obj, None)
+    _SET_PRIVATE(obj, None)
+    return obj
+
+
+def _list(v: list[Any], items: dict[type, int]) -> list[Any] | object:
+    """A new list of ``v``'s items as pydantic stores them, or ``_UNSURE``."""
+    out = []
+    for x in v:
+        a = items.get(type(x))
+        if a is None:
+            return _UNSURE
+        if a == _TO_FLOAT:
+            if not -_FLOAT_EXACT <= x <= _FLOAT_EXACT:
+                return _UNSURE
+            x = float(x)
+        out.append(x)
+    return out
+
+
+# -- plans: from the model's annotations ------------------------------------------------------------
+
+_SCALARS: dict[Any, dict[type, int]] = {
+    int: {int: _KEEP},
+    float: {float: _KEEP, int: _TO_FLOAT},
+    bool: {bool: _KEEP},
+    str: {str: _KEEP},
+}
+
+
+# model settings that leave validation as the tables assume it (anything else: always validated)
+_PLAIN_CONFIG = {"frozen", "extra", "title"}
+
+
+def _plan(kind: str) -> _Plan | None:
+    """The tables for ``kind``; None when the model is not one they describe (an unknown kind, a
+    validator, an alias, a constraint, a setting that changes validation): always validated then."""
+    cls = EVENT_TYPES.get(kind)
+    if cls is None or not _plain(cls):
+        return None
+    accept: dict[str, dict[type, int]] = {}
+    tables: dict[str, Any] = {}
+    required: set[str] = set()
+    factories: list[tuple[str, Callable[[], Any]]] = []
+    defaults: dict[str, Any] = {}
+    for name, info in cls.model_fields.items():
+        if info.alias is not None or info.metadata:
+            return None
+        table: dict[type, int] = {}
+        ann = info.annotation
+        args = typing.get_args(ann)
+        if typing.get_origin(ann) in (typing.Union, UnionType) and NoneType in args:
+            table[NoneType] = _KEEP
+            rest = [a for a in args if a is not NoneType]
+            ann = rest[0] if len(rest) == 1 else None  # a union of several types: always validated
+        origin, args = typing.get_origin(ann), typing.get_args(ann)
+        if ann in _SCALARS:
+            table.update(_SCALARS[ann])
+            if name in _SHARED_FIELDS and ann is str:
+                table[str] = _SHARE
+                tables[name] = {}  # the field's shared strings
+        elif origin is typing.Literal and len({type(a) for a in args}) == 1:  # (1 == True: one type only)
+            table[type(args[0])] = _LITERAL
+            tables[name] = {a: a for a in args}
+        elif origin is list and len(args) == 1 and args[0] in _SCALARS:
+            table[list] = _LIST
+            tables[name] = _SCALARS[args[0]]
+        elif (origin is dict and args == (str, Any)) or ann is dict:
+            table[dict] = _DICT
+            tables[name] = None
+        accept[name] = table  # only None, or an empty table: any value is validated
+        if info.is_required():
+            required.add(name)
+            defaults[name] = None  # placeholder: a required field is always given
+        elif info.default_factory is not None:
+            if getattr(info, "default_factory_takes_validated_data", False):  # pydantic >= 2.10
+                return None  # a factory of the other fields' values
+            factories.append((name, info.default_factory))  # type: ignore[arg-type]
+            defaults[name] = None
+        elif _immutable(info.default):
+            defaults[name] = info.default
+        else:  # pydantic copies a mutable default per instance
+            return None
+    return _Plan(
+        cls=cls, accept=accept, tables=tables, required=frozenset(required), factories=tuple(factories),
+        template=template_dict(cls, defaults), shapes={},
+    )
+
+
+def _plain(cls: type[Event]) -> bool:
+    """No validator, no setting that changes validation, our own post-init (``compact``)."""
+    decorators = cls.__pydantic_decorators__
+    return (
+        set(cls.model_config) <= _PLAIN_CONFIG
+        and not (decorators.validators or decorators.field_validators or decorators.root_validators
+                 or decorators.model_validators)
+        and cls.model_post_init is Event.model_post_init
+        and not cls.__private_attributes__
+    )
+
+
+def _immutable(value: Any) -> bool:
+    return value is None or type(value) in (int, float, bool, str)
+
+
+__all__ = ["copy_event", "make_event"]

@@ -1,0 +1,244 @@
+"""One big file parsed by several processes, with exactly the events of the serial run.
+
+Why: on a log where nearly every line is an event (SGLang batch lines, vLLM request logging) the
+parse costs tens of microseconds a line, and one core reads a few MB/s. Files are already spread
+over processes one per task; this module does the same for the ranges of one file.
+
+How: the file is cut at line ends into ranges of about ``CHUNK`` bytes, each cut placed before a
+line that starts with the engine's header. Each range is parsed in a worker as if it were a file,
+with the run's clock started at the file's first stamp; its line numbers are then shifted by the
+lines before it. That gives the serial run's events when the serial parser, arriving at the cut,
+would start a new record there and needs nothing it remembers from before. Each worker reports what
+decides that (``Part``), and ``_joins`` checks every cut: no open block (a client's result table)
+and no ``\\r\\n``-continued record at the end of the range before it; the clock never rolled over a
+year nor read a time-only stamp (those depend on earlier stamps); the sparse reader's kept records
+(the file's first timestamped record, a record held for an untimed event) are not needed across
+it. A range whose cut fails a check is parsed again together with the range before it, so the result
+is always the serial one; only the speed depends on the checks.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+from logscope.events import Event
+from logscope.parsers import dialect
+from logscope.parsers.framing import ANSI_RE, ReadStats, Sparse, is_gzip, read_lines
+from logscope.parsers.pipeline import Clock, Parser
+
+CHUNK = 32 << 20  # bytes per range: big enough that a worker's start-up is noise
+_SEEK = 1 << 20  # how far past the target offset a cut may move to find a line with a header
+
+
+@dataclass(frozen=True)
+class Job:
+    """One range of one file to parse: ``[start, end)`` in bytes, both at line starts."""
+
+    path: str
+    start: int
+    end: int
+    engine: str | None
+    keep_unparsed: bool
+    keep_literals: tuple[str, ...]
+    first: float | None  # the file's first stamp in clock seconds (where the run's clock starts)
+    scan: tuple[str, ...] = ()  # sparse reading: the literals that make a line matter
+
+
+@dataclass
+class Part:
+    """A range's events and what the cut checks need to know of its start and its end."""
+
+    job: Job
+    events: list[Event]
+    stats: ReadStats
+    first: float | None = None  # the clock's first stamp as this range saw it
+    low: float | None = None  # the earliest stamp in the range (clock seconds)
+    last: float | None = None  # the clock's latest stamp at the range's end
+    odd_clock: bool = False  # a time-only stamp, or a year roll-over: depends on earlier ranges
+    open_at_end: bool = False  # a block or a \r\n-continued record was open when the range ended
+    start_kept: bool = True  # (sparse) the run's first timestamped record was kept by the range's end
+    holding: bool = False  # (sparse) a timestamped record without events was held at the end
+    wants_held: bool = False  # (sparse) the first event has no time and would take a held record
+    shift: int | None = None  # lines to add to the events' numbers (None: the lines before the range)
+
+
+class _Watch(Clock):
+    """The run's clock, noting what makes a range's times depend on the ranges before it."""
+
+    def __init__(self, first: float | None) -> None:
+        super().__init__()
+        self.first = first
+        self.low: float | None = None
+        self.odd = False
+
+    def seconds(self, stamp: tuple[int | None, int | None, int | None, float]) -> float:
+        if stamp[1] is None or stamp[2] is None:
+            self.odd = True  # time only: the day is carried over from the stamps before
+        t = super().seconds(stamp)
+        if self._year_offset:
+            self.odd = True
+        self.low = t if self.low is None else min(self.low, t)
+        return t
+
+
+def parse_range(job: Job) -> Part:
+    """Parse one range in this process (a worker's task)."""
+    stats = ReadStats()
+    parser = Parser(dialect(job.engine), keep_unparsed=job.keep_unparsed, keep_literals=job.keep_literals)
+    clock = _Watch(job.first)
+    parser.clock = clock
+    if job.start > 0:
+        parser.start_kept = True  # the serial run kept the file's first record in an earlier range
+    sparse = None
+    if job.scan:
+        from logscope.api import SPARSE_HEAD, _scanner
+
+        parser.sparse = True
+        sparse = Sparse(_scanner(job.scan), parser.wants_next, head=SPARSE_HEAD)
+    events = list(parser.events(read_lines(job.path, stats, sparse, byte_range=(job.start, job.end))))
+    return Part(
+        job=job, events=events, stats=stats, first=clock.first, low=clock.low, last=clock.last,
+        odd_clock=clock.odd, open_at_end=parser.open_at_end, start_kept=parser.start_kept,
+        holding=parser.holding, wants_held=parser.wants_held,
+    )
+
+
+def _joins(before: Part, after: Part) -> bool:
+    """Would the serial parser, at the start of ``after``, be where ``after``'s worker started?"""
+    if before.open_at_end or after.odd_clock or before.odd_clock:
+        return False
+    if before.first != after.job.first:
+        return False
+    if before.last is not None and after.low is not None and before.last - after.low > 150 * 86400:
+        return False  # a jump back of months: the serial clock may count a new year here
+    if not after.job.keep_unparsed:
+        if not before.start_kept or (before.holding and after.wants_held):
+            return False
+    return True
+
+
+def cuts(path: str, engine: str | None, chunk: int = CHUNK) -> list[int]:
+    """Byte offsets that cut ``path`` into ranges, each before a line with the engine's header."""
+    size = os.path.getsize(path)
+    d = dialect(engine)
+    out = [0]
+    with open(path, "rb") as fh:
+        target = chunk
+        while target < size - chunk // 2:
+            fh.seek(target)
+            window = fh.read(_SEEK)
+            pos = window.find(b"\n") + 1
+            found = None
+            while 0 < pos < len(window):
+                nl = window.find(b"\n", pos)
+                if nl < 0:
+                    break
+                text = ANSI_RE.sub("", window[pos:nl].decode("utf-8", "replace")).rstrip("\r")
+                body = d.split_glued(d.envelope(text).text)[0]
+                if d.header(body) is not None:
+                    found = target + pos
+                    break
+                pos = nl + 1
+            if found is None:
+                target += _SEEK
+                continue
+            out.append(found)
+            target = found + chunk
+    return out
+
+
+def first_stamp(path: str, engine: str | None, head: int) -> float | None:
+    """The file's first stamp in clock seconds (where the run's clock starts), from its first lines."""
+    d = dialect(engine)
+    for i, ln in enumerate(read_lines(path, ReadStats())):
+        if i >= head:
+            break
+        parsed = d.header(d.split_glued(d.envelope(ln.text).text)[0])
+        if parsed is not None and parsed[0].stamp is not None:
+            return Clock().seconds(parsed[0].stamp)
+    return None
+
+
+def can_split(path: str, jobs: int, chunk: int = CHUNK) -> bool:
+    """Worth cutting: a plain (not gzip) regular file of at least two ranges, and more than one job."""
+    if jobs < 2 or path == "-" or not os.path.isfile(path) or is_gzip(path):
+        return False
+    return os.path.getsize(path) >= 2 * chunk
+
+
+def iter_split_events(
+    path: str, engine: str | None, *, jobs: int, stats: ReadStats, keep_unparsed: bool,
+    keep_literals: tuple[str, ...] = (), scan: tuple[str, ...] = (), chunk: int = CHUNK,
+    head: int = 3000,
+) -> Iterator[Event]:
+    """The events of one file parsed in ranges by ``jobs`` processes, in the serial run's order."""
+    offsets = cuts(path, engine, chunk)
+    size = os.path.getsize(path)
+    first = first_stamp(path, engine, head)
+    bounds = list(zip(offsets, [*offsets[1:], size], strict=True))
+
+    def job(start: int, end: int) -> Job:
+        return Job(path, start, end, engine, keep_unparsed, keep_literals, first, scan)
+
+    stats.files.append(path)
+    if first is None:  # no stamp to start the clock of later ranges: one range, here
+        yield from _emit(parse_range(job(0, size)), ReadStats(), stats)
+        return
+    sent = ReadStats()  # the counts of the ranges whose events went out
+    emitted: Part | None = None  # the last range whose events went out
+    with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else _InProcess() as pool:
+        pending: Part | None = None
+        for part in pool.map(parse_range, [job(s, e) for s, e in bounds]):
+            if pending is not None and not _joins(pending, part):
+                # the cut is not clean: parse both ranges as one (here; rare)
+                part = parse_range(job(pending.job.start, part.job.end))
+                if emitted is not None and not _joins(emitted, part):
+                    # nor is the cut before them: from the file's start, keeping what was not sent yet
+                    whole = parse_range(job(0, part.job.end))
+                    whole.events = [e for e in whole.events if e.line > sent.lines]
+                    whole.shift = 0  # numbered from the file's start already
+                    for name in ("lines", "bytes", "text_lines", "junk_lines"):
+                        setattr(whole.stats, name, getattr(whole.stats, name) - getattr(sent, name))
+                    whole.stats.notes = whole.stats.notes[len(sent.notes):]
+                    part = whole
+            elif pending is not None:
+                yield from _emit(pending, sent, stats)
+                emitted = pending
+            pending = part
+        if pending is not None:
+            yield from _emit(pending, sent, stats)
+
+
+class _InProcess:
+    """``jobs=1``: the ranges one after the other in this process (the tests' way to check the cuts)."""
+
+    def __enter__(self) -> _InProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, fn: Callable[[Job], Part], jobs: list[Job]) -> Iterator[Part]:
+        return map(fn, jobs)
+
+
+def _emit(part: Part, sent: ReadStats, stats: ReadStats) -> Iterator[Event]:
+    """A range's events with file line numbers; its counts are added to ``sent`` and the run's."""
+    shift = part.shift if part.shift is not None else sent.lines
+    for into in (sent, stats):
+        into.lines += part.stats.lines
+        into.bytes += part.stats.bytes
+        into.text_lines += part.stats.text_lines
+        into.junk_lines += part.stats.junk_lines
+        into.notes += part.stats.notes
+    if not shift:
+        yield from part.events
+        return
+    for e in part.events:
+        update = {"line": e.line + shift}
+        if e.end_line is not None:
+            update["end_line"] = e.end_line + shift
+        yield e.model_copy(update=update)

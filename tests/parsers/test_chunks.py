@@ -1,0 +1,68 @@
+"""One file cut into ranges parsed apart must give exactly the serial run's events and counts.
+
+Every fixture log is cut into small ranges (so that it has many cuts, in every kind of place) and
+parsed range by range, full and sparse; the events (all fields, line numbers included) and the read
+counts must equal those of the serial parse.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logscope.api import iter_file_events
+from logscope.digest import text_anchors
+from logscope.parsers import detect, dialect
+from logscope.parsers.chunks import Job, _joins, cuts, first_stamp, iter_split_events, parse_range
+from logscope.parsers.framing import ReadStats, read_lines
+from tests.conftest import FIXTURES
+
+LOGS = sorted(p for p in FIXTURES.rglob("*.log") if p.stat().st_size > 4000)
+
+
+def _serial(path: str, keep_unparsed: bool, literals: tuple[str, ...]) -> tuple[list[dict], ReadStats]:  # type: ignore[type-arg]
+    stats = ReadStats()
+    engine, evs = iter_file_events(path, "auto", stats=stats, keep_unparsed=keep_unparsed, keep_literals=literals)
+    return [e.model_dump() for e in evs], stats
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
+@pytest.mark.parametrize("keep_unparsed", [True, False], ids=["full", "sparse"])
+def test_ranges_give_the_serial_events(path: Path, keep_unparsed: bool) -> None:
+    p = str(path)
+    literals = () if keep_unparsed else text_anchors()
+    want, want_stats = _serial(p, keep_unparsed, literals)
+    engine = detect(read_lines(p))
+    d = dialect(engine)
+    scan = () if keep_unparsed else tuple(sorted({*d.scan_literals(), *literals}))
+    size = path.stat().st_size
+    for chunk in sorted({max(1000, size // 7), max(1000, size // 3)}):
+        stats = ReadStats()
+        got = [e.model_dump() for e in iter_split_events(
+            p, engine, jobs=1, stats=stats, keep_unparsed=keep_unparsed, keep_literals=literals, scan=scan,
+            chunk=chunk, head=3000)]
+        assert got == want
+        assert (stats.lines, stats.bytes, stats.text_lines, stats.junk_lines) == (
+            want_stats.lines, want_stats.bytes, want_stats.text_lines, want_stats.junk_lines)
+
+
+def test_cuts_in_real_logs_join_without_reparsing() -> None:
+    """On real engine logs the cuts land where the serial parser starts a new record: no range has to
+    be parsed again (else the split would be right but slow)."""
+    joined = 0
+    for rel in ("sglang/corpus", "vllm/corpus"):
+        for path in sorted((FIXTURES / rel).glob("*.log")):
+            p = str(path)
+            engine = detect(read_lines(p))
+            size = path.stat().st_size
+            if size < 20000:
+                continue
+            offsets = cuts(p, engine, size // 5)
+            first = first_stamp(p, engine, 3000)
+            bounds = list(zip(offsets, [*offsets[1:], size], strict=True))
+            parts = [parse_range(Job(p, s, e, engine, True, (), first)) for s, e in bounds]
+            for before, after in zip(parts, parts[1:], strict=False):
+                assert _joins(before, after), (p, after.job.start)
+                joined += 1
+    assert joined > 20, joined
