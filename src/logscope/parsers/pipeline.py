@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from logscope.events import EVENT_TYPES, Error, Event, Unparsed, Warning_
+from logscope.events import Error, Event, Warning_, make_event
 from logscope.parsers import bench
 from logscope.parsers.envelopes import Envelope, peel, ranks_of
 from logscope.parsers.framing import Line
@@ -446,7 +446,7 @@ class Parser:
                 base = self._last_base
                 if base is not None and base["t_s"] is not None:
                     if not first_done and not evs:
-                        evs = [Unparsed(**base, text=rec.message)]
+                        evs = [make_event("unparsed", base, {"text": rec.message})]
                     elif not evs:
                         held = (rec, base)
                     first_done = True
@@ -458,7 +458,7 @@ class Parser:
                 emitted = True
             if held is not None and evs[0].t_s is None:
                 rec0, base0 = held
-                evs = [Unparsed(**base0, text=rec0.message), *evs]
+                evs = [make_event("unparsed", base0, {"text": rec0.message}), *evs]
             if held is not None:
                 held = None
             for ev in evs:
@@ -526,7 +526,7 @@ class Parser:
             if g.kind == "oom" and "retry" not in fields:
                 fields["retry"] = base["level"] in ("WARNING", "WARN") or "retr" in text.lower()
             try:
-                out.append(EVENT_TYPES[g.kind](**base, **fields))
+                out.append(make_event(g.kind, base, fields))
             except (ValidationError, TypeError, ValueError):
                 candidate = candidate or g.kind
                 continue
@@ -538,7 +538,7 @@ class Parser:
         if not out and (self.keep_unparsed or candidate is not None or any(a in text for a in self.keep_literals)):
             # a record that holds a known kind's anchor but did not parse is always reported:
             # it is rare, and it is how a new log format shows up
-            out.append(Unparsed(**base, text=text, candidate=candidate))
+            out.append(make_event("unparsed", base, {"text": text, "candidate": candidate}))
         return out
 
 
@@ -583,13 +583,13 @@ def fallback(rec: Record, base: dict[str, Any]) -> Event | None:
             **base, exception=exc, message=head or msg, traceback=tb, source=source
         )
     if level in ("WARNING", "WARN"):
-        return Warning_(**base, message=text, source=source, template=template(text))
+        return make_event("warning", base, {"message": text, "source": source, "template": template(text)})
     if level in ("ERROR", "CRITICAL", "FATAL"):
         exc, msg = (None, text)
         m = re.match(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (.*)", text, re.S)
         if m:
             exc, msg = m.group(1), m.group(2)
-        return Error(**base, exception=exc, message=msg, source=source)
+        return make_event("error", base, {"exception": exc, "message": msg, "source": source})
     if level is None:
         m = _PYWARN.match(text)
         if m:
