@@ -22,7 +22,7 @@ from logscope.events import Event, copy_event
 from logscope.parsers import detect, dialect
 from logscope.parsers.bench import result_file_events
 from logscope.parsers.framing import Line, ReadStats, Sparse, expand_paths, read_lines
-from logscope.parsers.pipeline import CUM_DAYS, Parser
+from logscope.parsers.pipeline import CUM_DAYS, Parser, first_seconds
 
 if TYPE_CHECKING:
     import polars as pl
@@ -99,11 +99,7 @@ def iter_file_events(
     parser.sparse = True
     d = parser.dialect
     # the run's clock starts at the file's first timestamp, even when that line is skipped
-    for ln in head:
-        parsed = d.header(d.envelope(ln.text).text)
-        if parsed is not None and parsed[0].stamp is not None:
-            parser.clock.seconds(parsed[0].stamp)
-            break
+    parser.clock.first = first_seconds(d, head)
     sparse = Sparse(_scanner(tuple(sorted({*d.scan_literals(), *keep_literals}))), parser.wants_next,
                     head=SPARSE_HEAD)
     return engine, parser.events(read_lines(path, stats, sparse))
@@ -130,10 +126,13 @@ def iter_events(
 ) -> Iterator[Event]:
     """Events of every file in order (files one after the other, no time merge), streaming.
 
-    ``jobs > 1`` parses several files at once in worker processes; the events and their order are
-    those of the serial run."""
+    ``jobs > 1`` parses several files at once in worker processes, or one big file in ranges
+    (``logscope.parsers.chunks``); the events and their order are those of the serial run."""
     files = expand_paths([paths] if isinstance(paths, str | os.PathLike) else paths)
     stats = stats if stats is not None else ReadStats()
+    if len(files) == 1 and _splittable(files[0], jobs):
+        yield from _split_file_events(files[0], engine, jobs, keep_unparsed, stats)
+        return
     if jobs > 1 and len(files) > 1 and "-" not in files:
         # one file per task, results in file order: the same events as the serial loop below
         from concurrent.futures import ProcessPoolExecutor
@@ -146,6 +145,23 @@ def iter_events(
     for f in files:
         _eng, evs = iter_file_events(f, engine, stats=stats, keep_unparsed=keep_unparsed)
         yield from evs
+
+
+def _splittable(path: str, jobs: int) -> bool:
+    from logscope.parsers.chunks import can_split
+
+    return can_split(path, jobs) and result_file_events(path) is None
+
+
+def _split_file_events(path: str, engine: str | None, jobs: int, keep_unparsed: bool, stats: ReadStats) -> Iterator[Event]:
+    """One big file's events, its ranges parsed by ``jobs`` processes (same events as one process)."""
+    from logscope.parsers.chunks import iter_split_events
+
+    if engine == "auto":
+        engine = detect(list(itertools.islice(read_lines(path, ReadStats()), HEAD_LINES)))
+    scan = () if keep_unparsed else tuple(sorted(dialect(engine).scan_literals()))
+    yield from iter_split_events(path, engine, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, scan=scan,
+                                 head=HEAD_LINES)
 
 
 def _file_job(args: tuple[str, str | None, bool]) -> tuple[list[Event], ReadStats]:

@@ -66,3 +66,20 @@ def test_cuts_in_real_logs_join_without_reparsing() -> None:
                 assert _joins(before, after), (p, after.job.start)
                 joined += 1
     assert joined > 20, joined
+
+
+@pytest.mark.parametrize("extra", [[], ["--include-unparsed", "--with-raw"]], ids=["events", "all"])
+def test_events_jobs_on_one_file_is_byte_identical(monkeypatch: pytest.MonkeyPatch, extra: list[str]) -> None:
+    """``logscope events --jobs 2`` on one file (cut small here, as a big log would be): same bytes."""
+    from click.testing import CliRunner
+
+    from logscope.cli import main
+    from logscope.parsers import chunks
+
+    monkeypatch.setattr(chunks, "CHUNK", 20000)
+    path = str(max((FIXTURES / "sglang" / "corpus").glob("*.log"), key=lambda p: p.stat().st_size))
+    assert chunks.can_split(path, 2)
+    one = CliRunner().invoke(main, ["events", path, *extra])
+    two = CliRunner().invoke(main, ["events", path, "--jobs", "2", *extra])
+    assert one.exit_code == two.exit_code == 0
+    assert one.output == two.output and one.output.count("\n") > 100

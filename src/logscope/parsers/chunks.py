@@ -19,6 +19,7 @@ is always the serial one; only the speed depends on the checks.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from logscope.events import Event
 from logscope.parsers import dialect
 from logscope.parsers.framing import ANSI_RE, ReadStats, Sparse, is_gzip, read_lines
-from logscope.parsers.pipeline import Clock, Parser
+from logscope.parsers.pipeline import Clock, Parser, first_seconds
 
 CHUNK = 32 << 20  # bytes per range: big enough that a worker's start-up is noise
 _SEEK = 1 << 20  # how far past the target offset a cut may move to find a line with a header
@@ -88,7 +89,9 @@ def parse_range(job: Job) -> Part:
     """Parse one range in this process (a worker's task)."""
     stats = ReadStats()
     parser = Parser(dialect(job.engine), keep_unparsed=job.keep_unparsed, keep_literals=job.keep_literals)
-    clock = _Watch(job.first)
+    # the run's clock starts at the file's first stamp: a later range is told it; the first range
+    # finds it as the serial run does (read sparsely, the serial run is told it too: ``first_stamp``)
+    clock = _Watch(job.first if job.start > 0 or job.scan else None)
     parser.clock = clock
     if job.start > 0:
         parser.start_kept = True  # the serial run kept the file's first record in an earlier range
@@ -120,8 +123,9 @@ def _joins(before: Part, after: Part) -> bool:
     return True
 
 
-def cuts(path: str, engine: str | None, chunk: int = CHUNK) -> list[int]:
+def cuts(path: str, engine: str | None, chunk: int | None = None) -> list[int]:
     """Byte offsets that cut ``path`` into ranges, each before a line with the engine's header."""
+    chunk = chunk or CHUNK
     size = os.path.getsize(path)
     d = dialect(engine)
     out = [0]
@@ -152,26 +156,19 @@ def cuts(path: str, engine: str | None, chunk: int = CHUNK) -> list[int]:
 
 def first_stamp(path: str, engine: str | None, head: int) -> float | None:
     """The file's first stamp in clock seconds (where the run's clock starts), from its first lines."""
-    d = dialect(engine)
-    for i, ln in enumerate(read_lines(path, ReadStats())):
-        if i >= head:
-            break
-        parsed = d.header(d.split_glued(d.envelope(ln.text).text)[0])
-        if parsed is not None and parsed[0].stamp is not None:
-            return Clock().seconds(parsed[0].stamp)
-    return None
+    return first_seconds(dialect(engine), itertools.islice(read_lines(path, ReadStats()), head))
 
 
-def can_split(path: str, jobs: int, chunk: int = CHUNK) -> bool:
+def can_split(path: str, jobs: int) -> bool:
     """Worth cutting: a plain (not gzip) regular file of at least two ranges, and more than one job."""
     if jobs < 2 or path == "-" or not os.path.isfile(path) or is_gzip(path):
         return False
-    return os.path.getsize(path) >= 2 * chunk
+    return os.path.getsize(path) >= 2 * CHUNK
 
 
 def iter_split_events(
     path: str, engine: str | None, *, jobs: int, stats: ReadStats, keep_unparsed: bool,
-    keep_literals: tuple[str, ...] = (), scan: tuple[str, ...] = (), chunk: int = CHUNK,
+    keep_literals: tuple[str, ...] = (), scan: tuple[str, ...] = (), chunk: int | None = None,
     head: int = 3000,
 ) -> Iterator[Event]:
     """The events of one file parsed in ranges by ``jobs`` processes, in the serial run's order."""

@@ -288,6 +288,17 @@ class Clock:
 CUM_DAYS = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
 
 
+def first_seconds(dialect: Dialect, lines: Iterable[Line]) -> float | None:
+    """Clock seconds of the first stamped header among ``lines``: where a run's clock starts.
+
+    Told to a parser that may skip that line (the sparse reader) or that starts mid-file (a range)."""
+    for ln in lines:
+        parsed = dialect.header(dialect.envelope(ln.text).text)
+        if parsed is not None and parsed[0].stamp is not None:
+            return Clock().seconds(parsed[0].stamp)
+    return None
+
+
 class Parser:
     """Streams records and events out of lines, for one dialect."""
 
