@@ -32,7 +32,7 @@ from logscope.parsers import dialect
 from logscope.parsers.framing import ANSI_RE, ReadStats, Sparse, is_gzip, read_lines
 from logscope.parsers.pipeline import Clock, Parser, first_seconds
 
-CHUNK = 32 << 20  # bytes per range: big enough that a worker's start-up is noise
+CHUNK = 8 << 20  # bytes per range: thousands of lines (a range costs little to start), few in memory
 _SEEK = 1 << 20  # how far past the target offset a cut may move to find a line with a header
 
 
