@@ -57,12 +57,14 @@ def _json(value: Any) -> Any:
 
 def frame(
     events: Sequence[Event], kind: str, *, seq: bool = False, order: Sequence[int] | None = None,
+    raw: bool = True,
 ) -> pl.DataFrame:
     """The events of ``kind`` as a DataFrame (empty, with the right columns, when there are none).
 
     With ``seq=True`` a first column ``seq`` holds each event's index in ``events``: the run's order,
     which stays meaningful across files (line numbers restart in each file). ``order`` (optional)
-    lists those indexes when the caller already knows them (``RunData.kind_index``).
+    lists those indexes when the caller already knows them (``RunData.kind_index``). ``raw=False``
+    leaves out the ``raw`` column (the biggest: analyses read raw text off the events, not frames).
 
     Built one column at a time, each handed to polars before the next is read: the Python list
     behind a column (a pointer per event) lives only while its column is made, so building the frame
@@ -77,6 +79,8 @@ def frame(
     if seq:
         columns.append(pl.Series("seq", order, dtype=pl.Int64))
     for name, dtype in sch.items():
+        if name == "raw" and not raw:
+            continue
         values = list(map(operator.attrgetter(name), rows))
         if name in dicts:  # JSON text: a dict's keys differ from row to row
             values = [_json(v) for v in values]
@@ -86,7 +90,8 @@ def frame(
 
 
 class Frames:
-    """Every kind's frame of one run, built on first use and kept (with the ``seq`` column).
+    """Every kind's frame of one run, built on first use and kept (with the ``seq`` column, without
+    ``raw``: on an event-dense log that column is most of a frame, and no analysis reads it).
 
     ``index`` (optional) gives each kind's run-order indexes (``RunData.kind_index``): then a frame
     is built without a pass over every event of the run."""
@@ -99,7 +104,7 @@ class Frames:
     def __getitem__(self, kind: str) -> pl.DataFrame:
         if kind not in self._cache:
             order = None if self.index is None else self.index.get(kind, ())
-            self._cache[kind] = frame(self.events, kind, seq=True, order=order)
+            self._cache[kind] = frame(self.events, kind, seq=True, order=order, raw=False)
         return self._cache[kind]
 
     def has(self, kind: str) -> bool:

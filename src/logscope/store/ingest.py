@@ -242,7 +242,11 @@ def ingest_one(spec: RunSpec, store: str) -> RunResult:
         for kind in sorted({e.kind for e in run.events}):
             d = staged / kind
             d.mkdir()
-            layout.write_parquet(data.frame(kind).drop("kind"), d / layout.PART_FILE)
+            # the stored events keep their raw text (the analyses' frames leave it out)
+            from logscope.analyses.frames import frame
+
+            table = frame(run.events, kind, seq=True, order=data.kind_index.get(kind, ()))
+            layout.write_parquet(table.drop("kind"), d / layout.PART_FILE)
         row = run_row(spec, run, report, data)
     except LogscopeError as exc:
         return RunResult(spec.run, spec.files, error=str(exc), seconds=time.perf_counter() - t0)
