@@ -39,7 +39,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from logscope.api import Run
 from logscope.errors import LogscopeError, UnreadableInput
-from logscope.events import Event
+from logscope.events import Event, copy_event
 from logscope.parsers import detect, dialect
 from logscope.parsers.framing import BLOCK, MAX_LINE, Line, ReadStats, _decode, _lines_of
 from logscope.parsers.pipeline import Parser
@@ -290,7 +290,7 @@ class Follower:
         for i in range(self._generation_start, len(self.events)):
             e = self.events[i]
             if e.file == self.path:
-                self.events[i] = e.model_copy(update={"file": name})
+                self.events[i] = copy_event(e, {"file": name})
         for g in self._pending:
             if not g.ended:
                 continue
