@@ -7,7 +7,6 @@ time. ``t_s`` counts seconds from the run's first timestamp.
 
 from __future__ import annotations
 
-import functools
 import heapq
 import itertools
 import operator
@@ -23,6 +22,7 @@ from logscope.parsers import detect, dialect
 from logscope.parsers.bench import result_file_events
 from logscope.parsers.framing import Line, ReadStats, Sparse, expand_paths, read_lines
 from logscope.parsers.pipeline import CUM_DAYS, Parser, first_seconds
+from logscope.parsers.scan import cached_scanner
 
 if TYPE_CHECKING:
     import polars as pl
@@ -100,20 +100,13 @@ def iter_file_events(
     d = parser.dialect
     # the run's clock starts at the file's first timestamp, even when that line is skipped
     parser.clock.first = first_seconds(d, head)
-    sparse = Sparse(_scanner(tuple(sorted({*d.scan_literals(), *keep_literals}))), parser.wants_next,
+    sparse = Sparse(cached_scanner(tuple(sorted({*d.scan_literals(), *keep_literals}))), parser.wants_next,
                     head=SPARSE_HEAD)
     return engine, parser.events(read_lines(path, stats, sparse))
 
 
 HEAD_LINES = 3000  # lines read at a file's start to detect its engine
 SPARSE_HEAD = HEAD_LINES  # lines read whole before the sparse reader starts skipping (the first timestamp)
-
-
-@functools.lru_cache(maxsize=8)
-def _scanner(literals: tuple[str, ...]) -> Any:
-    from logscope.parsers.scan import scanner
-
-    return scanner(literals)
 
 
 def iter_events(
@@ -139,7 +132,7 @@ def iter_events(
 
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for done, st in pool.map(_file_job, [(f, engine, keep_unparsed) for f in files]):
-                _add_stats(stats, st)
+                stats.add(st)
                 yield from done
         return
     for f in files:
@@ -161,7 +154,7 @@ def _split_file_events(path: str, engine: str | None, jobs: int, keep_unparsed: 
         engine = detect(list(itertools.islice(read_lines(path, ReadStats()), HEAD_LINES)))
     scan = () if keep_unparsed else tuple(sorted(dialect(engine).scan_literals()))
     yield from iter_split_events(path, engine, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, scan=scan,
-                                 head=HEAD_LINES)
+                                 head=HEAD_LINES, sparse_head=SPARSE_HEAD)
 
 
 def _file_job(args: tuple[str, str | None, bool]) -> tuple[list[Event], ReadStats]:
@@ -170,15 +163,6 @@ def _file_job(args: tuple[str, str | None, bool]) -> tuple[list[Event], ReadStat
     stats = ReadStats()
     _eng, stream = iter_file_events(path, engine, stats=stats, keep_unparsed=keep_unparsed)
     return list(stream), stats
-
-
-def _add_stats(into: ReadStats, part: ReadStats) -> None:
-    into.files += part.files
-    into.lines += part.lines
-    into.bytes += part.bytes
-    into.text_lines += part.text_lines
-    into.junk_lines += part.junk_lines
-    into.notes += part.notes
 
 
 def _merge_by_time(per_file: list[list[Event]]) -> list[Event]:

@@ -31,6 +31,7 @@ from logscope.events import EVENT_TYPES, Event, copy_event, make_event
 from logscope.parsers import dialect
 from logscope.parsers.framing import ANSI_RE, ReadStats, Sparse, is_gzip, read_lines
 from logscope.parsers.pipeline import Clock, Parser, first_seconds
+from logscope.parsers.scan import cached_scanner
 
 CHUNK = 8 << 20  # bytes per range: thousands of lines (a range costs little to start), few in memory
 _SEEK = 1 << 20  # how far past the target offset a cut may move to find a line with a header
@@ -48,6 +49,7 @@ class Job:
     keep_literals: tuple[str, ...]
     first: float | None  # the file's first stamp in clock seconds (where the run's clock starts)
     scan: tuple[str, ...] = ()  # sparse reading: the literals that make a line matter
+    sparse_head: int = 3000  # sparse reading: lines read whole first (as the serial run does)
 
 
 @dataclass
@@ -100,10 +102,8 @@ def parse_range(job: Job) -> Part:
         parser.start_kept = True  # the serial run kept the file's first record in an earlier range
     sparse = None
     if job.scan:
-        from logscope.api import SPARSE_HEAD, _scanner
-
         parser.sparse = True
-        sparse = Sparse(_scanner(job.scan), parser.wants_next, head=SPARSE_HEAD)
+        sparse = Sparse(cached_scanner(job.scan), parser.wants_next, head=job.sparse_head)
     events = list(parser.events(read_lines(job.path, stats, sparse, byte_range=(job.start, job.end))))
     return Part(
         job=job, events=events, stats=stats, first=clock.first, low=clock.low, last=clock.last,
@@ -196,7 +196,7 @@ def can_split(path: str, jobs: int) -> bool:
 def iter_split_events(
     path: str, engine: str | None, *, jobs: int, stats: ReadStats, keep_unparsed: bool,
     keep_literals: tuple[str, ...] = (), scan: tuple[str, ...] = (), chunk: int | None = None,
-    head: int = 3000,
+    head: int = 3000, sparse_head: int = 3000,
 ) -> Iterator[Event]:
     """The events of one file parsed in ranges by ``jobs`` processes, in the serial run's order."""
     offsets = cuts(path, engine, chunk)
@@ -205,7 +205,7 @@ def iter_split_events(
     bounds = list(zip(offsets, [*offsets[1:], size], strict=True))
 
     def job(start: int, end: int) -> Job:
-        return Job(path, start, end, engine, keep_unparsed, keep_literals, first, scan)
+        return Job(path, start, end, engine, keep_unparsed, keep_literals, first, scan, sparse_head)
 
     stats.files.append(path)
     if first is None:  # no stamp to start the clock of later ranges: one range, here
@@ -251,12 +251,8 @@ class _InProcess:
 def _emit(part: Part, sent: ReadStats, stats: ReadStats) -> Iterator[Event]:
     """A range's events with file line numbers; its counts are added to ``sent`` and the run's."""
     shift = part.shift if part.shift is not None else sent.lines
-    for into in (sent, stats):
-        into.lines += part.stats.lines
-        into.bytes += part.stats.bytes
-        into.text_lines += part.stats.text_lines
-        into.junk_lines += part.stats.junk_lines
-        into.notes += part.stats.notes
+    sent.add(part.stats, files=False)
+    stats.add(part.stats, files=False)
     if part.rows is not None:  # from a worker: rebuild, numbering from the file's start
         names = {k: tuple(EVENT_TYPES[k].model_fields) for k in {kind for kind, _v in part.rows}}
         for kind, values in part.rows:

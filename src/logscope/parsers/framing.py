@@ -51,6 +51,16 @@ class ReadStats:
     junk_lines: int = 0
     notes: list[str] = field(default_factory=list)
 
+    def add(self, part: ReadStats, *, files: bool = True) -> None:
+        """Count in what another reader saw (a worker's file or range); ``files=False``: not its files."""
+        if files:
+            self.files += part.files
+        self.lines += part.lines
+        self.bytes += part.bytes
+        self.text_lines += part.text_lines
+        self.junk_lines += part.junk_lines
+        self.notes += part.notes
+
 
 def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """Paths as the user gave them: files, ``-`` for stdin, directories (their ``*.log*`` files)."""

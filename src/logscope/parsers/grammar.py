@@ -270,17 +270,14 @@ class Many(Node):
         # branch, as Alt.rx does, remembering which groups each branch owns: after a match, the last
         # group that took part names the branch, and only its few groups need reading
         spans: list[tuple[int, int]] = []
-        if isinstance(self.item, Alt):
-            parts = []
-            for alt in self.item.items:
-                first = len(sub.groups)
-                parts.append(alt.rx(sub))
-                spans.append((first, len(sub.groups)))
-            src = "(?>" + "|".join(f"(?:{p})" for p in parts) + ")"
-        else:
-            src = self.item.rx(sub)
-            spans.append((0, len(sub.groups)))
-        owner = [next(sp for sp in spans if sp[0] <= i < sp[1]) for i in range(len(sub.groups))]
+        parts: list[str] = []
+        for alt in self.item.items if isinstance(self.item, Alt) else (self.item,):
+            first = len(sub.groups)
+            parts.append(alt.rx(sub))
+            spans.append((first, len(sub.groups)))
+        src = "(?>" + "|".join(f"(?:{p})" for p in parts) + ")" if len(parts) > 1 else parts[0]
+        # per group: (branch that owns it, that branch's first group, one past its last)
+        owner = [next((b, *sp) for b, sp in enumerate(spans) if sp[0] <= i < sp[1]) for i in range(len(sub.groups))]
         item_rx = re.compile(src)
         plain = re.sub(r"\(\?P<g\d+>", "(?:", src)
         sep = self.sep
@@ -302,8 +299,8 @@ class Many(Node):
                     break
                 last = m.lastindex  # every capturing group is one of ours, numbered in creation order
                 if last is not None:
-                    first, end = owner[last - 1]
-                    taken.append(spans.index((first, end)))
+                    branch, first, end = owner[last - 1]
+                    taken.append(branch)
                     for i in range(first, end):
                         val = m.group(i + 1)
                         if val is not None:

@@ -13,6 +13,7 @@ depending on the number of anchors). A test checks that both agree.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 # Bytes that change how a line is numbered or cleaned: a lone \r starts a line (str.splitlines), ESC
@@ -92,3 +93,9 @@ def scanner(literals: Iterable[str | bytes], prefer: str = "auto") -> PyScanner 
             if prefer == "hyperscan":
                 raise
     return PyScanner(lits)
+
+
+@functools.lru_cache(maxsize=8)
+def cached_scanner(literals: tuple[str, ...]) -> PyScanner | HyperscanScanner:
+    """``scanner(literals)``, built once per set of literals (a Hyperscan database takes a while)."""
+    return scanner(literals)
