@@ -29,7 +29,7 @@ from typing import Any
 
 from logscope.events import EVENT_TYPES, Event, copy_event, make_event
 from logscope.parsers import dialect
-from logscope.parsers.framing import ANSI_RE, ReadStats, Sparse, is_gzip, read_lines
+from logscope.parsers.framing import ReadStats, Sparse, _decode, is_gzip, read_lines
 from logscope.parsers.pipeline import Clock, Parser, first_seconds
 from logscope.parsers.scan import cached_scanner
 
@@ -167,7 +167,7 @@ def cuts(path: str, engine: str | None, chunk: int | None = None) -> list[int]:
                 nl = window.find(b"\n", pos)
                 if nl < 0:
                     break
-                text = ANSI_RE.sub("", window[pos:nl].decode("utf-8", "replace")).rstrip("\r")
+                text = _decode(window[pos:nl])[0].rstrip("\r")  # as framing reads the line
                 body = d.split_glued(d.envelope(text).text)[0]
                 if d.header(body) is not None:
                     found = target + pos
