@@ -152,3 +152,41 @@ def test_written_out_extractors_equal_the_generic_loop() -> None:
             assert _same(a, b), (g.name, text, a, b)
             matched += a is not None
     assert matched > 1500, matched
+
+
+def test_shapes_narrowed_to_keys_read_like_pyparsing() -> None:
+    """SGLang batch items are ``Keyed`` leaves: a learned shape fixes the key each item took. A line
+    whose items carry other keys of the same table (same branch, different key) must not be read by
+    it as if it had the learned keys: each item's key is swapped for every other key of its table,
+    and the fast path must agree with pyparsing each time."""
+    from logscope.parsers.grammar import Keyed
+
+    d = dialect("sglang")
+    lines = [m for m in (_message(t) for t in REAL) if m.startswith(("Decode batch", "Prefill batch"))]
+    assert lines
+    for text in lines:
+        for g in d.candidates(text):
+            g.match(text)
+    narrowed = [rx.pattern for g in d.grammars for s in _shapes_of(g) for rx, _read in s.known]
+    assert any(r"\#running\-req:\ (" in p for p in narrowed), narrowed[:1]
+    leaves = [a for g in d.grammars for a in _keyed_leaves(g.expr) if isinstance(a, Keyed)]
+    tables = {tuple(k for k, _f in leaf.table) for leaf in leaves}
+    assert len(tables) >= 2
+    checked = 0
+    for text in lines[:40]:
+        for keys in tables:
+            for key in keys:
+                if f"{key}: " not in text:
+                    continue
+                for other in keys:
+                    v = text.replace(f"{key}: ", f"{other}: ", 1)
+                    for g in d.candidates(v):
+                        assert _same(g.match(v), g.match_pp(v)), (g.name, v)
+                        checked += 1
+    assert checked > 500, checked
+
+
+def _keyed_leaves(node: object) -> list[object]:
+    """Every leaf under a grammar node (``Seq``/``Alt`` items, ``Opt``/``Many`` item)."""
+    kids = list(getattr(node, "items", ())) + [getattr(node, "item", None)]
+    return [node, *(leaf for k in kids if k is not None for leaf in _keyed_leaves(k))]

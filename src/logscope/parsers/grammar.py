@@ -147,6 +147,46 @@ class Leaf(Node):
         return f"(?P<{ctx.group(self.name, self.conv, self.each)}>(?>{inner}))"
 
 
+@dataclass(frozen=True)
+class Keyed(Leaf):
+    """A ``key<join>value`` item whose key is one of a table's: the field is ``(table[key], value)``.
+
+    Built with ``keyed()``. The pattern is the plain alternation of the keys (longest first) followed
+    by ``join`` and the value pattern, so it matches and converts exactly as the equivalent ``Leaf``
+    would; what the structure adds is that a ``Many`` can specialise a learned shape down to the key
+    (``key: (value)`` with the field name known in advance), which spares the key's lookup per line.
+    """
+
+    table: tuple[tuple[str, str], ...] = ()  # (printed key, field name)
+    join: str = ": "
+    value: str = ""
+    vconv: Converter = to_str
+
+
+def keyed(table: dict[str, str], value: str, vconv: Converter, name: str, *, join: str = ": ",
+          each: bool = False) -> Keyed:
+    """A ``Keyed`` leaf: any of ``table``'s keys, ``join``, a value matched by ``value`` (no groups).
+
+    No key may hold ``join``'s first character, and keys are tried longest first. Then where the
+    leaf matches ``key<join>value``, no other key can: a longer key would have to hold that
+    character, and a shorter one is tried after ``key``. So ``key<join>(value)`` takes exactly the
+    same text as the leaf where the leaf took ``key`` (what ``Many``'s shapes rely on), and the key
+    is what precedes the first ``join``.
+    """
+    for key in table:
+        if join[0] in key:
+            raise ValueError(f"key {key!r} holds the join's first character {join[0]!r}")
+    names = dict(table)
+
+    def conv(text: str) -> tuple[str, Any]:
+        key, _, val = text.partition(join)
+        return names[key], vconv(val)
+
+    keys = "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True))
+    return Keyed(f"(?:{keys}){re.escape(join)}(?:{value})", name, conv, each=each,
+                 table=tuple(table.items()), join=join, value=value, vconv=vconv)
+
+
 def _flag_letters(flags: int) -> str:
     letters = ""
     if flags & re.IGNORECASE:
@@ -271,7 +311,8 @@ class Many(Node):
         # group that took part names the branch, and only its few groups need reading
         spans: list[tuple[int, int]] = []
         parts: list[str] = []
-        for alt in self.item.items if isinstance(self.item, Alt) else (self.item,):
+        alts = self.item.items if isinstance(self.item, Alt) else (self.item,)
+        for alt in alts:
             first = len(sub.groups)
             parts.append(alt.rx(sub))
             spans.append((first, len(sub.groups)))
@@ -283,7 +324,9 @@ class Many(Node):
         sep = self.sep
         groups = sub.groups
         each = sub.each
-        shapes = _Shapes(parts, groups, each, sep) if len(parts) > 1 else None
+        # a branch that is a named Keyed leaf: its shapes are learned down to the key it took
+        keyed = [a if isinstance(a, Keyed) and a.name is not None else None for a in alts]
+        shapes = _Shapes(parts, groups, each, sep, keyed) if len(parts) > 1 else None
 
         def split(span: str) -> dict[str, Any]:
             if shapes is not None:
@@ -291,7 +334,7 @@ class Many(Node):
                 if known is not None:
                     return known
             out: dict[str, Any] = {}
-            taken: list[int] = []  # the branch each item took: the span's shape
+            taken: list[tuple[int, str | None]] = []  # the branch (and key) each item took: the span's shape
             pos = 0
             while True:
                 m = item_rx.match(span, pos)
@@ -300,14 +343,15 @@ class Many(Node):
                 last = m.lastindex  # every capturing group is one of ours, numbered in creation order
                 if last is not None:
                     branch, first, end = owner[last - 1]
-                    taken.append(branch)
+                    kb = keyed[branch]
+                    taken.append((branch, None if kb is None else m.group(first + 1).partition(kb.join)[0]))
                     for i in range(first, end):
                         val = m.group(i + 1)
                         if val is not None:
                             _g, name, conv = groups[i]
                             _put(out, name, conv(val), each)
                 else:
-                    taken.append(-1)
+                    taken.append((-1, None))
                 pos = m.end()
                 if not span.startswith(sep, pos):
                     break
@@ -322,7 +366,8 @@ class Many(Node):
 
 
 class _Shapes:
-    """The shapes (which branch each item took) a ``Many`` has met, each compiled into one regex.
+    """The shapes (which branch, and which key, each item took) a ``Many`` has met, each compiled into
+    one regex and one reader.
 
     A log repeats a few field orders millions of times (one per engine version and line kind), yet
     the general split matches item by item in Python. After a span was split, its shape becomes one
@@ -330,6 +375,9 @@ class _Shapes:
     (the branches before it fail, this one matches, atomically, to the same extent), items joined by
     the separator, the whole span required. A span that matches a known shape therefore splits into the
     same fields in the same order as the general loop would; any other span takes the general loop.
+    An item whose branch is a ``Keyed`` leaf is narrowed to the key it took (``key: (value)``, the
+    same choice: see ``keyed``); its field name is then known in advance.
+    Each shape's reader is written out as one function (see ``_reader``).
     At most ``LIMIT`` shapes are kept (the first ones met); the one that matched last is tried first,
     and a span that none of the ``TRIES`` most recent ones fits takes the general loop.
     """
@@ -337,55 +385,90 @@ class _Shapes:
     LIMIT = 16
     TRIES = 4
 
-    def __init__(self, parts: list[str], groups: list[tuple[str, str, Converter]], each: set[str], sep: str) -> None:
+    def __init__(self, parts: list[str], groups: list[tuple[str, str, Converter]], each: set[str], sep: str,
+                 keyed: list[Keyed | None]) -> None:
         self.parts = parts
         self.groups = groups
         self.each = each
         self.sep = sep
-        self.known: list[tuple[re.Pattern[str], list[tuple[str, bool, list[tuple[int, Converter]]]],
-                               list[tuple[str, Converter]]]] = []
-        self.seen: set[tuple[int, ...]] = set()
+        self.keyed = keyed
+        self.known: list[tuple[re.Pattern[str], Callable[[tuple[str | None, ...]], dict[str, Any]]]] = []
+        self.seen: set[tuple[tuple[int, str | None], ...]] = set()
 
     def read(self, span: str) -> dict[str, Any] | None:
-        for k, (rx, plan, flat) in enumerate(self.known[: self.TRIES]):
+        for k, (rx, reader) in enumerate(self.known[: self.TRIES]):
             m = rx.fullmatch(span)
             if m is None:
                 continue
             if k:  # most recent first: a log's lines come in runs of the same shape
                 self.known.insert(0, self.known.pop(k))
-            g = m.groups()
-            out: dict[str, Any] = {}
-            if None in g:  # an optional group left out: keys must enter the dict as _put puts them
-                for val, (name, conv) in zip(g, flat, strict=True):
-                    if val is not None:
-                        _put(out, name, conv(val), self.each)
-                return out
-            for name, many, picks in plan:  # every group took part: the keys' order is the plan's
-                vals = [conv(g[i]) for i, conv in picks]
-                out[name] = vals if many else vals[-1]
-            return out
+            return reader(m.groups())
         return None
 
-    def learn(self, taken: list[int]) -> None:
+    def learn(self, taken: list[tuple[int, str | None]]) -> None:
         shape = tuple(taken)
-        if shape in self.seen or len(self.known) >= self.LIMIT or -1 in shape:
+        if shape in self.seen or len(self.known) >= self.LIMIT or any(b < 0 for b, _k in shape):
             return
         self.seen.add(shape)
         items: list[str] = []
-        # per field name, in the order names first appear (as _put fills the dict): its groups in order
-        plan: dict[str, list[tuple[int, Converter]]] = {}
-        flat: list[tuple[str, Converter]] = []
-        index = 0  # the specialised regex's groups: those of each item's branch, in order
-        for b in shape:
+        flat: list[tuple[str, Converter, str | None]] = []  # per group of the shape's regex: name, conv, key's field
+        for b, key in shape:
             earlier = "|".join(f"(?:{_GROUP.sub('(?:', p)})" for p in self.parts[:b])
+            guard = f"(?!{earlier})" if earlier else ""
+            kb = self.keyed[b]
+            if kb is not None and key is not None:
+                fname = dict(kb.table)[key]
+                assert kb.name is not None
+                flat.append((kb.name, kb.vconv, fname))
+                items.append(f"{guard}(?>{re.escape(key + kb.join)}({kb.value}))")
+                continue
             for n in _GROUP.findall(self.parts[b]):
                 _g, name, conv = self.groups[int(n)]
-                plan.setdefault(name, []).append((index, conv))
-                flat.append((name, conv))
-                index += 1
-            items.append((f"(?!{earlier})" if earlier else "") + f"(?>{_GROUP.sub('(', self.parts[b])})")
-        steps = [(name, name in self.each, picks) for name, picks in plan.items()]
-        self.known.insert(0, (re.compile(re.escape(self.sep).join(items)), steps, flat))
+                flat.append((name, conv, None))
+            items.append(f"{guard}(?>{_GROUP.sub('(', self.parts[b])})")
+        self.known.insert(0, (re.compile(re.escape(self.sep).join(items)), _reader(flat, self.each)))
+
+
+def _reader(flat: list[tuple[str, Converter, str | None]], each: set[str]) -> Callable[[tuple[str | None, ...]], dict[str, Any]]:
+    """The function that turns one shape's groups into the fields the general split would give.
+
+    When every group took part (the usual line), the dict is written out as one expression: keys in
+    the order names first appear (as ``_put`` fills the dict), ``each`` names as lists in order, other
+    names converted for every group and the last value kept. A keyed item's value is
+    ``(field name, converted value)``. Otherwise the groups are put one by one, like the general loop.
+    """
+    env: dict[str, Any] = {"_put": _put, "each": each}
+    values: list[str] = []
+    for i, (_name, conv, fname) in enumerate(flat):
+        env[f"c{i}"] = conv
+        call = f"{conv.__name__}(g[{i}])" if conv in (int, float) else f"c{i}(g[{i}])"
+        if fname is not None:
+            env[f"n{i}"] = fname
+            call = f"(n{i}, {call})"
+        values.append(call)
+    plan: dict[str, list[int]] = {}
+    for i, (name, _conv, _f) in enumerate(flat):
+        plan.setdefault(name, []).append(i)
+    entries = []
+    for name, picks in plan.items():
+        if name in each:
+            entries.append(f"{name!r}: [{', '.join(values[i] for i in picks)}]")
+        elif len(picks) == 1:
+            entries.append(f"{name!r}: {values[picks[0]]}")
+        else:
+            entries.append(f"{name!r}: ({', '.join(values[i] for i in picks)})[-1]")
+    body = [
+        "def read(g):",
+        "    if None not in g:",
+        f"        return {{{', '.join(entries)}}}",
+        "    out = {}",  # an optional group left out: keys enter the dict as _put puts them
+    ]
+    for i, (name, _conv, _f) in enumerate(flat):
+        body += [f"    if g[{i}] is not None:", f"        _put(out, {name!r}, {values[i]}, each)"]
+    body.append("    return out")
+    exec("\n".join(body), env)  # noqa: S102 - our own code, built from the shape's group list
+    fn: Callable[[tuple[str | None, ...]], dict[str, Any]] = env["read"]
+    return fn
 
 
 _GROUP = re.compile(r"\(\?P<g(\d+)>")

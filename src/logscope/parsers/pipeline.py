@@ -15,6 +15,7 @@ server log where engine lines may be written between the block's lines.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -100,6 +101,8 @@ class _AnchorMatcher:
         db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs),
                    flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(exprs))
         self._db = db
+        # a scratch space of our own, passed to every scan: without it each call costs ~0.8 µs more
+        self._scan = functools.partial(db.scan, match_event_handler=self._on, scratch=hyperscan.Scratch(db))
 
     def _on(self, idx: int, _from: int, _to: int, _flags: int, _ctx: object) -> None:
         self._found.append(idx)
@@ -107,9 +110,12 @@ class _AnchorMatcher:
     def find(self, text: str) -> list[int] | None:
         if self._db is None:
             return None
-        self._found = []
-        self._db.scan(text.encode("utf-8", "surrogatepass"), match_event_handler=self._on)
-        return sorted(self._found)
+        found: list[int] = []
+        self._found = found
+        self._scan(text.encode("utf-8", "surrogatepass"))
+        if len(found) > 1:
+            found.sort()
+        return found
 
 
 class Dialect:

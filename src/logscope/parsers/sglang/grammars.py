@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from logscope.parsers.bench import BENCH_GRAMMARS
@@ -41,6 +41,7 @@ from logscope.parsers.grammar import (
     Rest,
     Seq,
     Until,
+    keyed,
 )
 from logscope.parsers.pipeline import template
 
@@ -116,14 +117,6 @@ def _kv_item(text: str) -> tuple[str, Any]:
     return name, v
 
 
-def _typed(table: dict[str, str], conv: Callable[[str], Any]) -> Callable[[str], tuple[str, Any]]:
-    def field(text: str) -> tuple[str, Any]:
-        key, _, value = text.partition(": ")
-        return table[key], conv(value)
-
-    return field
-
-
 def _graph(text: str) -> tuple[str, Any]:
     device, _, flag = text.partition(" graph: ")  # cuda / cpu / npu / musa / xpu graph
     return "graph", (device, flag == "True")
@@ -141,8 +134,8 @@ _batch_item = Alt(
     # 0.4.9 hybrid SWA: the value holds ", " (before the plain forms of the same keys)
     Leaf(r"#token: full=\d+, swa=\d+|token usage: full=\d+\.\d\d, swa=\d+\.\d\d(?![\w.])", "fields", _pair,
          each=True),
-    Leaf(rf"(?:{_keys(_INT_FIELDS)}): \d+(?![\w.])", "fields", _typed(_INT_FIELDS, int), each=True),
-    Leaf(rf"(?:{_keys(_F2_FIELDS)}): \d+\.\d\d(?![\w.])", "fields", _typed(_F2_FIELDS, float), each=True),
+    keyed(_INT_FIELDS, r"\d+(?![\w.])", int, "fields", each=True),
+    keyed(_F2_FIELDS, r"\d+\.\d\d(?![\w.])", float, "fields", each=True),
     Leaf(r"\w+ graph: (?:True|False)(?![\w.])", "fields", _graph, each=True),
     Leaf(rf"(?:{_keys(_EXTRA_F2_KEYS)}): \d+\.\d\d(?![\w.])|(?:{_keys(_EXTRA_PCT_KEYS)}): \d+\.\d\d%",
          "items", _kv_item, each=True),
