@@ -570,22 +570,26 @@ def _extractor(groups: list[tuple[str, str, Converter]], each: set[str]) -> Call
     stored (the last value wins; ``each`` fields collect a list; a field list's group merges its
     dict). The loop is written out per grammar, one ``if`` per group, because it runs once per
     matching line and the generic loop's bookkeeping cost more than the matching: numbers without
-    thousands separators go straight to ``int``/``float``. ``match_loop`` keeps the generic loop, and
-    a test demands both give the same fields on every fixture line.
+    thousands separators go straight to ``int``/``float`` (which refuse a separator, and only then is
+    it removed). ``match_loop`` keeps the generic loop, and a test demands both give the same fields
+    on every fixture line.
     """
     env: dict[str, Any] = {"to_int": to_int, "to_float": to_float, "_merge": _merge, "each": each}
     body = ["def extract(m):", "    g = m.groups()", "    out = {}"]
     for i, (_g, name, conv) in enumerate(groups):
         env[f"c{i}"] = conv
-        if conv is to_int:
-            value = "(int(v) if ',' not in v else to_int(v))"
-        elif conv is to_float:
-            value = "(float(v) if ',' not in v else to_float(v))"
+        body += [f"    v = g[{i}]", "    if v is not None:"]
+        if conv is to_int or conv is to_float:
+            # a number without thousands separators is read directly; int/float refuse one with them
+            plain = "int" if conv is to_int else "float"
+            body += ["        try:", f"            x = {plain}(v)", "        except ValueError:",
+                     f"            x = {conv.__name__}(v)"]
+            value = "x"
         else:
             value = f"c{i}(v)"
-        body += [f"    v = g[{i}]", "    if v is not None:"]
-        if name == MERGE:
-            body.append(f"        _merge(out, {value}, each)")
+        if name == MERGE:  # merged into nothing yet: the field list's own (new) dict is the result
+            body += ["        if out:", f"            _merge(out, {value}, each)", "        else:",
+                     f"            out = {value}"]
         elif name in each:
             body.append(f"        out.setdefault({name!r}, []).append({value})")
         else:

@@ -157,18 +157,22 @@ _DECODE_FIELDS = ("running", "tokens", "token_usage", "gen_tok_s", "queue", "acc
 
 def _batch(f: dict[str, Any], keep: frozenset[str]) -> dict[str, Any]:
     """Typed fields of one kind; everything else into ``extra`` (normalised printed keys)."""
-    fields: dict[str, Any] = dict(f.pop("fields", []))
-    extra: dict[str, Any] = dict(f.pop("items", []))
-    extra.update(f)  # forward_iter, clipped
+    fields: dict[str, Any] = dict(f.pop("fields", ()))
+    items = f.pop("items", None)
+    extra: dict[str, Any] = dict(items) if items else {}
+    if f:
+        extra.update(f)  # forward_iter, clipped
     graph = fields.pop("graph", None)
     if graph is not None:
         fields["cuda_graph"] = graph[1]
         if graph[0] != "cuda":
             extra["graph_device"] = graph[0]
-    for key, full, swa in (("#token", "full_token", "swa_token"), ("token usage", "full_token_usage", "swa_token_usage")):
-        pair = fields.pop(key, None)
-        if pair is not None:
-            fields[full], extra[swa] = pair
+    if "#token" in fields or "token usage" in fields:  # 0.4.9 hybrid SWA pairs
+        for key, full, swa in (("#token", "full_token", "swa_token"),
+                               ("token usage", "full_token_usage", "swa_token_usage")):
+            pair = fields.pop(key, None)
+            if pair is not None:
+                fields[full], extra[swa] = pair
     # hybrid pools: the full-attention pool stands for the pool when no plain one is printed
     if "tokens" not in fields and "full_token" in fields:
         fields["tokens"] = fields.pop("full_token")
