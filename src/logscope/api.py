@@ -77,18 +77,22 @@ def iter_file_events(
     keep_unparsed: bool = True,
     reference: bool = False,
     keep_literals: tuple[str, ...] = (),
+    sparse: bool = True,
 ) -> tuple[str | None, Iterator[Event]]:
-    """(engine, events) of one file, streaming. ``engine="auto"`` detects it from the first lines."""
+    """(engine, events) of one file, streaming. ``engine="auto"`` detects it from the first lines.
+
+    With ``keep_unparsed=False`` the file is read sparsely (see ``Sparse``); ``sparse=False`` reads
+    every line all the same: the parse the sparse reader must equal (its tests compare the two)."""
     stats = stats if stats is not None else ReadStats()
     results = result_file_events(path, stats)
     if results is not None:  # a benchmark client's --save-result JSON / JSONL file
         return None, iter(results)
-    if keep_unparsed or path == "-":  # stdin cannot be read twice (detection, then the sparse pass)
+    if keep_unparsed or not sparse or path == "-":  # stdin cannot be read twice (detection, then the sparse pass)
         lines = read_lines(path, stats)
         if engine == "auto":
             head, lines = _with_lookahead(lines, HEAD_LINES)
             engine = detect(head)
-        parser = Parser(dialect(engine), keep_unparsed=keep_unparsed, reference=reference)
+        parser = Parser(dialect(engine), keep_unparsed=keep_unparsed, reference=reference, keep_literals=keep_literals)
         return engine, parser.events(lines)
     # nobody wants the lines no grammar understood: read sparsely, only the lines holding an anchor
     # (and the lines a record in progress asks for) are decoded and parsed; the others are counted
@@ -100,13 +104,24 @@ def iter_file_events(
     d = parser.dialect
     # the run's clock starts at the file's first timestamp, even when that line is skipped
     parser.clock.first = first_seconds(d, head)
-    sparse = Sparse(cached_scanner(tuple(sorted({*d.scan_literals(), *keep_literals}))), parser.wants_next,
-                    head=SPARSE_HEAD)
-    return engine, parser.events(read_lines(path, stats, sparse))
+    skipping = Sparse(cached_scanner(tuple(sorted({*d.scan_literals(), *keep_literals}))), parser.wants_next,
+                      head=_sparse_head(parser, head), timed=parser.starts_timed)
+    return engine, parser.events(read_lines(path, stats, skipping))
 
 
 HEAD_LINES = 3000  # lines read at a file's start to detect its engine
 SPARSE_HEAD = HEAD_LINES  # lines read whole before the sparse reader starts skipping (the first timestamp)
+
+
+def _sparse_head(parser: Parser, head: list[Line]) -> int:
+    """Lines to read whole before skipping: ``SPARSE_HEAD``, and at least up to the first line that
+    starts a timestamped record. The parser keeps the file's first timestamped record even when no
+    unparsed record is wanted (``Parser.events``), so the sparse reader must not skip it. With the
+    default ``SPARSE_HEAD`` the head holds it already; a smaller one (the tests read sparsely from the
+    first line on) is raised to it. A first stamp after the ``head`` lines is not looked for: the first
+    timestamped record handed over is kept then."""
+    first = next((ln.number for ln in head if parser.starts_timed(ln.text)), 0)
+    return max(SPARSE_HEAD, first)
 
 
 def iter_events(
@@ -150,11 +165,12 @@ def _split_file_events(path: str, engine: str | None, jobs: int, keep_unparsed: 
     """One big file's events, its ranges parsed by ``jobs`` processes (same events as one process)."""
     from logscope.parsers.chunks import iter_split_events
 
+    head = list(itertools.islice(read_lines(path, ReadStats()), HEAD_LINES))
     if engine == "auto":
-        engine = detect(list(itertools.islice(read_lines(path, ReadStats()), HEAD_LINES)))
+        engine = detect(head)
     scan = () if keep_unparsed else tuple(sorted(dialect(engine).scan_literals()))
     yield from iter_split_events(path, engine, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, scan=scan,
-                                 head=HEAD_LINES, sparse_head=SPARSE_HEAD)
+                                 head=HEAD_LINES, sparse_head=_sparse_head(Parser(dialect(engine)), head))
 
 
 def _file_job(args: tuple[str, str | None, bool]) -> tuple[list[Event], ReadStats]:

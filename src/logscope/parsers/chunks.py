@@ -5,9 +5,9 @@ parse costs tens of microseconds a line, and one core reads a few MB/s. Files ar
 over processes one per task; this module does the same for the ranges of one file.
 
 How: the file is cut at line ends into ranges of about ``CHUNK`` bytes, each cut placed before a
-line that starts with the engine's header. Each range is parsed in a worker as if it were a file,
-with the run's clock started at the file's first stamp; its line numbers are then shifted by the
-lines before it. That gives the serial run's events when the serial parser, arriving at the cut,
+line that starts with the engine's header and a timestamp. Each range is parsed in a worker as if it
+were a file, with the run's clock started at the file's first stamp; its line numbers are then
+shifted by the lines before it. That gives the serial run's events when the serial parser, arriving at the cut,
 would start a new record there and needs nothing it remembers from before. Each worker reports what
 decides that (``Part``), and ``_joins`` checks every cut: no open block (a client's result table)
 and no ``\\r\\n``-continued record at the end of the range before it; the clock never rolled over a
@@ -15,6 +15,12 @@ year nor read a time-only stamp (those depend on earlier stamps); the sparse rea
 (the file's first timestamped record, a record held for an untimed event) are not needed across
 it. A range whose cut fails a check is parsed again together with the range before it, so the result
 is always the serial one; only the speed depends on the checks.
+
+Read sparsely, a range after the first skips from its first line on (the serial run reads only the
+file's first lines whole). The sparse reader hands an untimed event over together with the lines back
+to the timestamped record it takes its time from (``framing.Sparse.timed``); it looks back no further
+than the range's start, but it need not: the range starts with a timestamped line, where its look back
+ends anyway (only past its bound is the record not found; ``_joins`` then sends the range back).
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ class Job:
     keep_literals: tuple[str, ...]
     first: float | None  # the file's first stamp in clock seconds (where the run's clock starts)
     scan: tuple[str, ...] = ()  # sparse reading: the literals that make a line matter
-    sparse_head: int = 3000  # sparse reading: lines read whole first (as the serial run does)
+    sparse_head: int = 3000  # sparse reading: the file's lines read whole first (as the serial run does)
 
 
 @dataclass
@@ -65,7 +71,6 @@ class Part:
     odd_clock: bool = False  # a time-only stamp, or a year roll-over: depends on earlier ranges
     open_at_end: bool = False  # a block or a \r\n-continued record was open when the range ended
     start_kept: bool = True  # (sparse) the run's first timestamped record was kept by the range's end
-    holding: bool = False  # (sparse) a timestamped record without events was held at the end
     wants_held: bool = False  # (sparse) the first event has no time and would take a held record
     shift: int | None = None  # lines to add to the events' numbers (None: the lines before the range)
     rows: list[tuple[str, tuple[object, ...]]] | None = None  # the events as plain values (see _work)
@@ -103,12 +108,15 @@ def parse_range(job: Job) -> Part:
     sparse = None
     if job.scan:
         parser.sparse = True
-        sparse = Sparse(cached_scanner(job.scan), parser.wants_next, head=job.sparse_head)
+        # only the file's first lines are read whole (the serial run's head): a later range needs
+        # nothing of them (engine, first stamp and first record are known) and skips from its start
+        sparse = Sparse(cached_scanner(job.scan), parser.wants_next, head=job.sparse_head if job.start == 0 else 0,
+                        timed=parser.starts_timed)
     events = list(parser.events(read_lines(job.path, stats, sparse, byte_range=(job.start, job.end))))
     return Part(
         job=job, events=events, stats=stats, first=clock.first, low=clock.low, last=clock.last,
         odd_clock=clock.odd, open_at_end=parser.open_at_end, start_kept=parser.start_kept,
-        holding=parser.holding, wants_held=parser.wants_held,
+        wants_held=parser.wants_held,
     )
 
 
@@ -145,16 +153,23 @@ def _joins(before: Part, after: Part) -> bool:
     if before.last is not None and after.low is not None and before.last - after.low > 150 * 86400:
         return False  # a jump back of months: the serial clock may count a new year here
     if not after.job.keep_unparsed:
-        if not before.start_kept or (before.holding and after.wants_held):
+        # The range's first event has no time and no timestamped record went before it in the range:
+        # the serial run shows it after one from further back. The range starts with a timestamped line,
+        # so this happens only past the sparse reader's look-back bound (``framing.WALK_LINES``), where
+        # what the serial run kept before the cut (maybe a line it was asked for there, which the range
+        # skipped) is not known here: parse it again with the range before.
+        if not before.start_kept or after.wants_held:
             return False
     return True
 
 
 def cuts(path: str, engine: str | None, chunk: int | None = None) -> list[int]:
-    """Byte offsets that cut ``path`` into ranges, each before a line with the engine's header."""
+    """Byte offsets that cut ``path`` into ranges, each before a line with the engine's header and a
+    timestamp (a range then starts a timestamped record, which ends every look back of the sparse
+    reader in the range, as it would in the serial run)."""
     chunk = chunk or CHUNK
     size = os.path.getsize(path)
-    d = dialect(engine)
+    starts_timed = Parser(dialect(engine)).starts_timed
     out = [0]
     with open(path, "rb") as fh:
         target = chunk
@@ -168,8 +183,7 @@ def cuts(path: str, engine: str | None, chunk: int | None = None) -> list[int]:
                 if nl < 0:
                     break
                 text = _decode(window[pos:nl])[0].rstrip("\r")  # as framing reads the line
-                body = d.split_glued(d.envelope(text).text)[0]
-                if d.header(body) is not None:
+                if starts_timed(text):
                     found = target + pos
                     break
                 pos = nl + 1

@@ -327,7 +327,6 @@ class Parser:
         # how the input began and ended, for parsing one file in ranges (logscope.parsers.chunks):
         self.start_kept = False  # (sparse) the run's first timestamped record is already kept
         self.open_at_end = False  # a block or a \r\n-continued record was open at the input's end
-        self.holding = False  # (sparse) a timestamped record without events was held at the end
         self.wants_held = False  # (sparse) the first event has no time: a record held before would precede it
 
     # -- records -----------------------------------------------------------------------------
@@ -419,6 +418,17 @@ class Parser:
         if open_rec is not None:
             yield open_rec
 
+    def starts_timed(self, text: str) -> bool:
+        """Does the physical line ``text`` start a record with a timestamp (a stamped engine header)?
+
+        The sparse reader's ``Sparse.timed``: a line it hands over after skipped ones and that is no
+        such line may hold an event without a time, shown after the last timestamped record before it
+        (``events``); the reader then hands that record over too. The line is split as ``records``
+        splits it; its first record decides."""
+        d = self.dialect
+        parsed = d.header(d.split_glued(d.envelope(text).text)[0])
+        return parsed is not None and parsed[0].stamp is not None
+
     def wants_next(self) -> bool:
         """(sparse) May the next line continue the record in progress? Then the reader must hand it over."""
         block, rec = self._pending
@@ -482,7 +492,6 @@ class Parser:
                 self.counts[ev.kind] = self.counts.get(ev.kind, 0) + 1
                 yield ev
         self.start_kept = first_done
-        self.holding = held is not None
 
     def base(self, rec: Record) -> dict[str, Any]:
         """The fields every event of ``rec`` shares: where, when, which process and ranks, raw text."""
