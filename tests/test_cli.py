@@ -33,7 +33,7 @@ def test_unparsed_only_on_request() -> None:
     r = CliRunner().invoke(main, ["events", str(LOG)])
     assert '"unparsed"' not in r.output
     r = CliRunner().invoke(main, ["events", str(LOG), "--include-unparsed"])
-    assert '"kind": "unparsed"' in r.output
+    assert "unparsed" in {json.loads(x)["kind"] for x in r.output.splitlines()}
 
 
 def test_coverage_and_analyze() -> None:
@@ -67,17 +67,3 @@ def test_events_jobs_output_is_byte_identical() -> None:
     assert serial.exit_code == parallel.exit_code == 0
     assert serial.output == parallel.output and serial.output.count("\n") > 1000
 
-
-def test_event_dicts_are_model_dumps() -> None:
-    """``events`` writes ``__dict__`` copies: equal to ``model_dump()``, keys in the same order."""
-    from logscope.api import iter_events
-    from logscope.cli import _event_dict
-    from tests.conftest import FIXTURES
-
-    n = 0
-    for path in sorted(FIXTURES.rglob("*.log")):
-        for ev in iter_events(str(path)):
-            d, want = _event_dict(ev, True), ev.model_dump()
-            assert d == want and list(d) == list(want), (path, ev.kind)
-            n += 1
-    assert n > 5000

@@ -7,7 +7,6 @@ never as a traceback.
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -50,15 +49,6 @@ def main() -> None:
     """Forensics for vLLM and SGLang server logs."""
 
 
-def _event_dict(ev: Event, with_raw: bool) -> dict[str, Any]:
-    """The event's fields in model order. Events hold plain JSON values only, so their ``__dict__`` is
-    what ``model_dump()`` returns, at a fraction of its cost (a test checks both on every fixture)."""
-    d = dict(ev.__dict__)
-    if not with_raw:
-        del d["raw"]
-    return d
-
-
 def _stream(paths: tuple[str, ...], engine: str, keep_unparsed: bool, jobs: int = 1) -> tuple[Iterator[Event], Any]:
     from logscope.api import iter_events
     from logscope.parsers.framing import ReadStats
@@ -98,14 +88,9 @@ def events(
     selected = (e for e in counted(stream)
                 if (not want or e.kind in want) and (keep_unparsed or e.kind != "unparsed"))
     if fmt == "jsonl":
-        out = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
-        try:
-            for ev in selected:
-                out.write(json.dumps(_event_dict(ev, with_raw), ensure_ascii=False, default=str))
-                out.write("\n")
-        finally:
-            if output:
-                out.close()
+        from logscope.render.jsonl import write_jsonl
+
+        write_jsonl(selected, output, with_raw=with_raw)
     else:
         from logscope.render.tables import write_table
 
