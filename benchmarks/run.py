@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("log")
     ap.add_argument("--engine", default="vllm")
     ap.add_argument("--skip-analyze", action="store_true")
-    ap.add_argument("--jobs", type=int, default=0, help="also time `logscope events --jobs N` (and check its output)")
+    ap.add_argument("--jobs", type=int, default=0,
+                    help="also time `logscope events --jobs N` and `analyze --jobs N` (and check their output)")
     a = ap.parse_args(argv)
     _rss_popen()
     path = a.log
@@ -145,8 +146,13 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((f"logscope events --jobs {a.jobs}", t_j, rss_j))
         print(f"--jobs {a.jobs} output byte-identical to one process: {out_j == out_ev}")
     if not a.skip_analyze:
-        t_an, rss_an, _ = _child([*exe, "analyze", path, "--engine", a.engine, "--format", "json"])
+        t_an, rss_an, rep = _child([*exe, "analyze", path, "--engine", a.engine, "--format", "json"], stdout=None)
         rows.append(("logscope analyze", t_an, rss_an))
+        if a.jobs > 1:
+            t_aj, rss_aj, rep_j = _child([*exe, "analyze", path, "--engine", a.engine, "--format", "json",
+                                          "--jobs", str(a.jobs)], stdout=None)
+            rows.append((f"logscope analyze --jobs {a.jobs}", t_aj, rss_aj))
+            print(f"analyze --jobs {a.jobs} report byte-identical to one process: {rep_j == rep}")
     print(f"lines: {lines:,}  events: {n_events:,}  grep matches: {out.decode().strip()}")
     print(f"{'what':32} {'s':>8} {'MB/s':>8} {'lines/s':>12} {'RSS MB':>8}")
     for name, t, rss in rows:

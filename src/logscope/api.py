@@ -139,7 +139,7 @@ def iter_events(
     files = expand_paths([paths] if isinstance(paths, str | os.PathLike) else paths)
     stats = stats if stats is not None else ReadStats()
     if len(files) == 1 and _splittable(files[0], jobs):
-        yield from _split_file_events(files[0], engine, jobs, keep_unparsed, stats)
+        yield from _split_file_events(files[0], engine, jobs, keep_unparsed, stats)[1]
         return
     if jobs > 1 and len(files) > 1 and "-" not in files:
         # one file per task, results in file order: the same events as the serial loop below
@@ -161,16 +161,22 @@ def _splittable(path: str, jobs: int) -> bool:
     return can_split(path, jobs) and result_file_events(path) is None
 
 
-def _split_file_events(path: str, engine: str | None, jobs: int, keep_unparsed: bool, stats: ReadStats) -> Iterator[Event]:
-    """One big file's events, its ranges parsed by ``jobs`` processes (same events as one process)."""
+def _split_file_events(
+    path: str, engine: str | None, jobs: int, keep_unparsed: bool, stats: ReadStats,
+    keep_literals: tuple[str, ...] = (),
+) -> tuple[str | None, Iterator[Event]]:
+    """(engine, events) of one big file, its ranges parsed by ``jobs`` processes: ``iter_file_events``'
+    result, from several processes."""
     from logscope.parsers.chunks import iter_split_events
 
     head = list(itertools.islice(read_lines(path, ReadStats()), HEAD_LINES))
     if engine == "auto":
         engine = detect(head)
-    scan = () if keep_unparsed else tuple(sorted(dialect(engine).scan_literals()))
-    yield from iter_split_events(path, engine, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, scan=scan,
-                                 head=HEAD_LINES, sparse_head=_sparse_head(Parser(dialect(engine)), head))
+    scan = () if keep_unparsed else tuple(sorted({*dialect(engine).scan_literals(), *keep_literals}))
+    return engine, iter_split_events(
+        path, engine, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, keep_literals=keep_literals, scan=scan,
+        head=HEAD_LINES, sparse_head=_sparse_head(Parser(dialect(engine)), head),
+    )
 
 
 def _file_job(args: tuple[str, str | None, bool]) -> tuple[list[Event], ReadStats]:
@@ -232,12 +238,15 @@ def load(
     keep_unparsed: bool = True,
     stats: ReadStats | None = None,
     keep_literals: tuple[str, ...] = (),
+    jobs: int = 1,
 ) -> Run:
     """Parse one run (one or several files) into a ``Run``.
 
     ``keep_unparsed=False`` reads sparsely (only lines holding an anchor are parsed: much faster on
     big logs); unparsed lines that hold one of ``keep_literals`` are kept all the same.
     ``stats`` (optional) is updated while reading (``stats.bytes``: for a progress display).
+    ``jobs > 1``: each big file is parsed in ranges by that many processes (``logscope.parsers.chunks``),
+    with the events of the serial parse, so the same run.
     Raises ``UnreadableInput`` when nothing in the input was text.
     """
     files = expand_paths([paths] if isinstance(paths, str | os.PathLike) else paths)
@@ -245,7 +254,11 @@ def load(
     per_file: list[list[Event]] = []
     engines: list[str | None] = []
     for f in files:
-        eng, evs = iter_file_events(f, engine, stats=stats, keep_unparsed=keep_unparsed, keep_literals=keep_literals)
+        if _splittable(f, jobs):
+            eng, evs = _split_file_events(f, engine, jobs, keep_unparsed, stats, keep_literals)
+        else:
+            eng, evs = iter_file_events(f, engine, stats=stats, keep_unparsed=keep_unparsed,
+                                        keep_literals=keep_literals)
         got = list(evs)
         engines.append(eng)
         per_file.append(got)
@@ -261,13 +274,14 @@ def load(
 
 def load_for_report(
     paths: PathLike | Sequence[PathLike], engine: str | None = "auto", *, stats: ReadStats | None = None,
+    jobs: int = 1,
 ) -> Run:
     """``load`` keeping just what a report reads: events, lines near a known kind, and the text lines
     analyses and digest rules grep for (``logscope.digest.text_anchors``). Gives the same report as a
-    full ``load``, in bounded memory and at the sparse reader's speed."""
+    full ``load``, in bounded memory and at the sparse reader's speed (``jobs``: see ``load``)."""
     from logscope.digest import text_anchors
 
-    return load(paths, engine, keep_unparsed=False, stats=stats, keep_literals=text_anchors())
+    return load(paths, engine, keep_unparsed=False, stats=stats, keep_literals=text_anchors(), jobs=jobs)
 
 
 def _align_clocks(per_file: list[list[Event]]) -> list[list[Event]]:

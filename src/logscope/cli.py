@@ -136,10 +136,12 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
                    "Ctrl-C prints the final report")
 @click.option("--interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
               help="with --follow: seconds between refreshes")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="parse each big LOG in ranges over this many processes (the same report as one process)")
 @friendly
 def analyze(
     logs: tuple[str, ...], engine: str, fmt: str, output: str | None, plots_dir: str | None, fail_on: str,
-    bench_files: tuple[str, ...], follow: bool, interval: float,
+    bench_files: tuple[str, ...], follow: bool, interval: float, jobs: int,
 ) -> None:
     """Report of one run (several LOGS are one run: ranks, nodes, rotated parts)."""
     from logscope.render.formats import check_outputs, emit_report, run_figures
@@ -150,11 +152,13 @@ def analyze(
             raise click.UsageError("--follow watches one LOG")
         if bench_files:
             raise click.UsageError("--follow takes no --bench: analyze the finished run with its client's output")
+        if jobs > 1:
+            raise click.UsageError("--follow reads as the log grows, in one process: it takes no --jobs")
         from logscope.follow import follow_log
 
         run, report = follow_log(logs[0], engine, interval)
     else:
-        run = _load_run([*logs, *bench_files], engine)
+        run = _load_run([*logs, *bench_files], engine, jobs)
         report = run.analyze()
     plots, written = run_figures(run, report, fmt, plots_dir)
     emit_report(report, fmt, output, plots)
@@ -175,7 +179,7 @@ def _exit_on_findings(findings: list[Any], level: str) -> None:
         sys.exit(1)
 
 
-def _load_run(paths: list[str], engine: str) -> Any:
+def _load_run(paths: list[str], engine: str, jobs: int = 1) -> Any:
     """``api.load`` with a progress bar on stderr for large inputs (only on a terminal)."""
     from logscope.api import load_for_report
     from logscope.parsers.framing import ReadStats
@@ -183,7 +187,7 @@ def _load_run(paths: list[str], engine: str) -> Any:
 
     stats = ReadStats()
     with reading_progress(paths, stats):
-        return load_for_report(paths, engine, stats=stats)
+        return load_for_report(paths, engine, stats=stats, jobs=jobs)
 
 
 @main.command("compare")

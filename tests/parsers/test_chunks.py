@@ -83,3 +83,25 @@ def test_events_jobs_on_one_file_is_byte_identical(monkeypatch: pytest.MonkeyPat
     two = CliRunner().invoke(main, ["events", path, "--jobs", "2", *extra])
     assert one.exit_code == two.exit_code == 0
     assert one.output == two.output and one.output.count("\n") > 100
+
+
+@pytest.mark.parametrize("rel", ["case/vllm-200k.log", "case/sglang-200k.log", "sglang/corpus", "vllm/corpus"])
+def test_analyze_jobs_gives_the_serial_report(monkeypatch: pytest.MonkeyPatch, rel: str) -> None:
+    """``logscope analyze --jobs 2`` on one file (cut small here, as a big log would be): the same
+    events in the run and the same JSON report as one process."""
+    from click.testing import CliRunner
+
+    from logscope.api import load_for_report
+    from logscope.cli import main
+    from logscope.parsers import chunks
+
+    monkeypatch.setattr(chunks, "CHUNK", 8000)
+    where = FIXTURES / rel
+    path = str(where if where.is_file() else max(where.glob("*.log"), key=lambda p: p.stat().st_size))
+    assert chunks.can_split(path, 2)
+    one, two = load_for_report(path), load_for_report(path, jobs=2)
+    assert [e.model_dump() for e in two.events] == [e.model_dump() for e in one.events]
+    assert (two.stats.lines, two.stats.text_lines, two.engine) == (one.stats.lines, one.stats.text_lines, one.engine)
+    a = CliRunner().invoke(main, ["analyze", path, "--format", "json"])
+    b = CliRunner().invoke(main, ["analyze", path, "--format", "json", "--jobs", "2"])
+    assert a.exit_code == b.exit_code and a.output == b.output and len(a.output) > 1000
