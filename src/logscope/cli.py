@@ -199,9 +199,12 @@ def _load_run(paths: list[str], engine: str, jobs: int = 1) -> Any:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the comparison here instead of stdout")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False),
               help="also write the overlay figures into this directory, as PNG and SVG")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="parse each big log in ranges over this many processes (the same comparison as one process)")
 @friendly
 def compare_command(
     base: str, other: str, engine: str, labels: tuple[str, ...], fmt: str, output: str | None, plots_dir: str | None,
+    jobs: int,
 ) -> None:
     """Two runs side by side: BASE and OTHER (each a log file, .gz or directory), and how much slower OTHER
     decodes (BASE / OTHER of the stable decode rate, by mean, median and peak)."""
@@ -211,7 +214,7 @@ def compare_command(
     if len(labels) > 2:
         raise click.UsageError("--label is given at most twice: BASE's name, then OTHER's")
     check_outputs(output, plots_dir)
-    run_a, run_b = _load_run([base], engine), _load_run([other], engine)
+    run_a, run_b = _load_run([base], engine, jobs), _load_run([other], engine, jobs)
     cmp = compare(run_a, run_b, labels=list(labels) or None)
     plots, written = compare_figures(run_a, run_b, cmp, fmt, plots_dir)
     emit_compare(cmp, fmt, output, plots)

@@ -105,3 +105,19 @@ def test_analyze_jobs_gives_the_serial_report(monkeypatch: pytest.MonkeyPatch, r
     a = CliRunner().invoke(main, ["analyze", path, "--format", "json"])
     b = CliRunner().invoke(main, ["analyze", path, "--format", "json", "--jobs", "2"])
     assert a.exit_code == b.exit_code and a.output == b.output and len(a.output) > 1000
+
+
+def test_compare_jobs_gives_the_serial_comparison(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``logscope compare --jobs 2`` on the case study's two vLLM logs (cut small here): the same JSON."""
+    from click.testing import CliRunner
+
+    from logscope.cli import main
+    from logscope.parsers import chunks
+
+    monkeypatch.setattr(chunks, "CHUNK", 8000)
+    a, b = str(FIXTURES / "case/vllm-64k.log"), str(FIXTURES / "case/vllm-200k.log")
+    assert chunks.can_split(a, 2) and chunks.can_split(b, 2)
+    one = CliRunner().invoke(main, ["compare", a, b, "--format", "json"])
+    two = CliRunner().invoke(main, ["compare", a, b, "--format", "json", "--jobs", "2"])
+    assert one.exit_code == two.exit_code == 0
+    assert one.output == two.output and "stable" in one.output
