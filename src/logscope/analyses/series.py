@@ -16,7 +16,7 @@ import polars as pl
 from logscope.analyses.base import RunData, median, typical_interval
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sample:
     """One window of a decode-rate series."""
 
