@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from logscope.api import iter_events
-from logscope.events import EVENT_TYPES, KINDS, DecodeBatch, Event, make_event
+from logscope.events import EVENT_TYPES, KINDS, DecodeBatch, Event, make_event, restore_event
 from logscope.parsers import pipeline
 from tests.conftest import FIXTURES
 
@@ -96,6 +96,16 @@ def test_every_fixture_event_rebuilds_equal(path: Path) -> None:
         made = make_event(e.kind, base, fields)
         assert_same_event(made, e, fields_set=False)  # a dump gives every field; the parser gave fewer
         assert_same_event(made, EVENT_TYPES[e.kind](**base, **fields))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_restored_events_equal_made_ones(path: Path) -> None:
+    """``restore_event`` (an event sent back from a worker process as its ``__dict__``'s values, pickled)
+    gives what ``make_event`` gives from the same values, fields-set included."""
+    for e in fixture_events(path):
+        names = tuple(type(e).model_fields)
+        values = dict(zip(names, pickle.loads(pickle.dumps(tuple(e.__dict__.values()))), strict=True))
+        assert_same_event(restore_event(e.kind, dict(values)), make_event(e.kind, {}, dict(values)))
 
 
 def _ints_for_floats(value: Any) -> Any:

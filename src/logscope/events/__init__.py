@@ -1,6 +1,6 @@
 """The typed events every parser produces (see ``models``)."""
 
-from logscope.events.construct import copy_event, make_event
+from logscope.events.construct import copy_event, make_event, restore_event
 from logscope.events.models import (
     EVENT_TYPES,
     KINDS,
@@ -38,4 +38,5 @@ __all__ = [
     "Error", "Event", "GraphCapture", "KvCachePool", "KvCapacity", "MaxConcurrency", "MemoryProfile",
     "ModelLoad", "Oom", "PrefillBatch", "PrefixCache", "Preemption", "Retract", "SchedulerLimits",
     "ServerReady", "ServerStart", "SpecDecode", "Throughput", "Unparsed", "Version", "Warning_", "copy_event", "make_event",
+    "restore_event",
 ]

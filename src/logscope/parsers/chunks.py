@@ -33,7 +33,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from logscope.events import EVENT_TYPES, Event, copy_event, make_event
+from logscope.events import EVENT_TYPES, Event, copy_event, restore_event
 from logscope.parsers import dialect
 from logscope.parsers.framing import ReadStats, Sparse, _decode, is_gzip, read_lines
 from logscope.parsers.pipeline import Clock, Parser, first_seconds
@@ -275,7 +275,7 @@ def _emit(part: Part, sent: ReadStats, stats: ReadStats) -> Iterator[Event]:
                 d["line"] += shift
                 if d["end_line"] is not None:
                     d["end_line"] += shift
-            yield make_event(kind, {}, d)
+            yield restore_event(kind, d)
         return
     if not shift:
         yield from part.events
