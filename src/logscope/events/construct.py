@@ -132,13 +132,7 @@ def make_event(kind: str, base: dict[str, Any], fields: dict[str, Any]) -> Event
     for name, action, table in shape.steps:
         v = values[name]
         if action == _SHARE:
-            got = table.get(v)
-            if got is None:
-                if len(table) >= _SHARE_CAP:
-                    table.clear()
-                table[v] = v
-            else:
-                values[name] = got
+            values[name] = _share(table, v)
             continue
         if action == _TO_FLOAT:
             w = float(v) if -_FLOAT_EXACT <= v <= _FLOAT_EXACT else _UNSURE
@@ -183,19 +177,24 @@ def restore_event(kind: str, values: dict[str, Any]) -> Event:
         v = d[name]
         table = plan.tables.get(name)
         if table is not None and type(v) is str:
-            got = table.get(v)
-            if got is None:
-                if len(table) >= _SHARE_CAP:
-                    table.clear()
-                table[v] = v
-            else:
-                d[name] = got
+            d[name] = _share(table, v)
     obj = plan.cls.__new__(plan.cls)
     _SET_DICT(obj, d)
     _SET_FIELDS_SET(obj, fields_set_of_keys(tuple(values)))
     _SET_EXTRA(obj, None)
     _SET_PRIVATE(obj, None)
     return obj
+
+
+def _share(table: dict[str, str], v: str) -> str:
+    """The one string object kept for ``v``'s value in a field's table (at most ``_SHARE_CAP`` kept,
+    then the table starts over)."""
+    got = table.get(v)
+    if got is None:
+        if len(table) >= _SHARE_CAP:
+            table.clear()
+        table[v] = got = v
+    return got
 
 
 def copy_event(event: EventT, update: dict[str, Any]) -> EventT:
