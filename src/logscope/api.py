@@ -172,10 +172,11 @@ def _split_file_events(
     head = list(itertools.islice(read_lines(path, ReadStats()), HEAD_LINES))
     if engine == "auto":
         engine = detect(head)
-    scan = () if keep_unparsed else tuple(sorted({*dialect(engine).scan_literals(), *keep_literals}))
+    d = dialect(engine)
+    scan = () if keep_unparsed else tuple(sorted({*d.scan_literals(), *keep_literals}))
     return engine, iter_split_events(
-        path, engine, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, keep_literals=keep_literals, scan=scan,
-        head=HEAD_LINES, sparse_head=_sparse_head(Parser(dialect(engine)), head),
+        path, engine, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, first=first_seconds(d, head),
+        keep_literals=keep_literals, scan=scan, sparse_head=_sparse_head(Parser(d), head),
     )
 
 

@@ -7,6 +7,7 @@ counts must equal those of the serial parse.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -14,11 +15,17 @@ import pytest
 from logscope.api import iter_file_events
 from logscope.digest import text_anchors
 from logscope.parsers import detect, dialect
-from logscope.parsers.chunks import Job, _joins, cuts, first_stamp, iter_split_events, parse_range
+from logscope.parsers.chunks import Job, _joins, cuts, iter_split_events, parse_range
 from logscope.parsers.framing import ReadStats, read_lines
+from logscope.parsers.pipeline import first_seconds
 from tests.conftest import FIXTURES
 
 LOGS = sorted(p for p in FIXTURES.rglob("*.log") if p.stat().st_size > 4000)
+
+
+def first_stamp(path: str, engine: str | None) -> float | None:
+    """The file's first stamp in clock seconds, from its first 3,000 lines (as the API passes it)."""
+    return first_seconds(dialect(engine), itertools.islice(read_lines(path, ReadStats()), 3000))
 
 
 def _serial(path: str, keep_unparsed: bool, literals: tuple[str, ...]) -> tuple[list[dict], ReadStats]:  # type: ignore[type-arg]
@@ -41,7 +48,7 @@ def test_ranges_give_the_serial_events(path: Path, keep_unparsed: bool) -> None:
         stats = ReadStats()
         got = [e.model_dump() for e in iter_split_events(
             p, engine, jobs=1, stats=stats, keep_unparsed=keep_unparsed, keep_literals=literals, scan=scan,
-            chunk=chunk, head=3000)]
+            chunk=chunk, first=first_stamp(p, engine))]
         assert got == want
         assert (stats.lines, stats.bytes, stats.text_lines, stats.junk_lines) == (
             want_stats.lines, want_stats.bytes, want_stats.text_lines, want_stats.junk_lines)
@@ -59,7 +66,7 @@ def test_cuts_in_real_logs_join_without_reparsing() -> None:
             if size < 20000:
                 continue
             offsets = cuts(p, engine, size // 5)
-            first = first_stamp(p, engine, 3000)
+            first = first_stamp(p, engine)
             bounds = list(zip(offsets, [*offsets[1:], size], strict=True))
             parts = [parse_range(Job(p, s, e, engine, True, (), first)) for s, e in bounds]
             for before, after in zip(parts, parts[1:], strict=False):

@@ -36,7 +36,7 @@ from typing import Any
 from logscope.events import EVENT_TYPES, Event, copy_event, restore_event
 from logscope.parsers import dialect
 from logscope.parsers.framing import ReadStats, Sparse, _decode, is_gzip, read_lines
-from logscope.parsers.pipeline import Clock, Parser, first_seconds
+from logscope.parsers.pipeline import Clock, Parser
 from logscope.parsers.scan import cached_scanner
 
 CHUNK = 8 << 20  # bytes per range: thousands of lines (a range costs little to start), few in memory
@@ -100,7 +100,7 @@ def parse_range(job: Job) -> Part:
     stats = ReadStats()
     parser = Parser(dialect(job.engine), keep_unparsed=job.keep_unparsed, keep_literals=job.keep_literals)
     # the run's clock starts at the file's first stamp: a later range is told it; the first range
-    # finds it as the serial run does (read sparsely, the serial run is told it too: ``first_stamp``)
+    # finds it as the serial run does (read sparsely, the serial run is told it too: ``first_seconds``)
     clock = _Watch(job.first if job.start > 0 or job.scan else None)
     parser.clock = clock
     if job.start > 0:
@@ -195,11 +195,6 @@ def cuts(path: str, engine: str | None, chunk: int | None = None) -> list[int]:
     return out
 
 
-def first_stamp(path: str, engine: str | None, head: int) -> float | None:
-    """The file's first stamp in clock seconds (where the run's clock starts), from its first lines."""
-    return first_seconds(dialect(engine), itertools.islice(read_lines(path, ReadStats()), head))
-
-
 def can_split(path: str, jobs: int) -> bool:
     """Worth cutting: a plain (not gzip) regular file of at least two ranges, and more than one job."""
     if jobs < 2 or path == "-" or not os.path.isfile(path) or is_gzip(path):
@@ -209,13 +204,15 @@ def can_split(path: str, jobs: int) -> bool:
 
 def iter_split_events(
     path: str, engine: str | None, *, jobs: int, stats: ReadStats, keep_unparsed: bool,
-    keep_literals: tuple[str, ...] = (), scan: tuple[str, ...] = (), chunk: int | None = None,
-    head: int = 3000, sparse_head: int = 3000,
+    first: float | None, keep_literals: tuple[str, ...] = (), scan: tuple[str, ...] = (),
+    chunk: int | None = None, sparse_head: int = 3000,
 ) -> Iterator[Event]:
-    """The events of one file parsed in ranges by ``jobs`` processes, in the serial run's order."""
+    """The events of one file parsed in ranges by ``jobs`` processes, in the serial run's order.
+
+    ``first``: the file's first stamp in clock seconds (``pipeline.first_seconds`` of its first
+    lines, which the caller has read already to detect the engine)."""
     offsets = cuts(path, engine, chunk)
     size = os.path.getsize(path)
-    first = first_stamp(path, engine, head)
     bounds = list(zip(offsets, [*offsets[1:], size], strict=True))
 
     def job(start: int, end: int) -> Job:
