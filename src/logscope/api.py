@@ -21,7 +21,7 @@ from logscope.events import Event, copy_event
 from logscope.parsers import detect, dialect
 from logscope.parsers.bench import result_file_events
 from logscope.parsers.framing import Line, ReadStats, Sparse, expand_paths, read_lines
-from logscope.parsers.pipeline import CUM_DAYS, Parser, first_seconds
+from logscope.parsers.pipeline import CUM_DAYS, Dialect, Parser, first_seconds
 from logscope.parsers.scan import cached_scanner
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def iter_file_events(
     # the run's clock starts at the file's first timestamp, even when that line is skipped
     parser.clock.first = first_seconds(d, head)
     skipping = Sparse(cached_scanner(tuple(sorted({*d.scan_literals(), *keep_literals}))), parser.wants_next,
-                      head=_sparse_head(parser, head), timed=parser.starts_timed)
+                      head=_sparse_head(d, head), timed=d.starts_timed)
     return engine, parser.events(read_lines(path, stats, skipping))
 
 
@@ -113,14 +113,14 @@ HEAD_LINES = 3000  # lines read at a file's start to detect its engine
 SPARSE_HEAD = HEAD_LINES  # lines read whole before the sparse reader starts skipping (the first timestamp)
 
 
-def _sparse_head(parser: Parser, head: list[Line]) -> int:
+def _sparse_head(d: Dialect, head: list[Line]) -> int:
     """Lines to read whole before skipping: ``SPARSE_HEAD``, and at least up to the first line that
     starts a timestamped record. The parser keeps the file's first timestamped record even when no
     unparsed record is wanted (``Parser.events``), so the sparse reader must not skip it. With the
     default ``SPARSE_HEAD`` the head holds it already; a smaller one (the tests read sparsely from the
     first line on) is raised to it. A first stamp after the ``head`` lines is not looked for: the first
     timestamped record handed over is kept then."""
-    first = next((ln.number for ln in head if parser.starts_timed(ln.text)), 0)
+    first = next((ln.number for ln in head if d.starts_timed(ln.text)), 0)
     return max(SPARSE_HEAD, first)
 
 
@@ -176,7 +176,7 @@ def _split_file_events(
     scan = () if keep_unparsed else tuple(sorted({*d.scan_literals(), *keep_literals}))
     return engine, iter_split_events(
         path, engine, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, first=first_seconds(d, head),
-        keep_literals=keep_literals, scan=scan, sparse_head=_sparse_head(Parser(d), head),
+        keep_literals=keep_literals, scan=scan, sparse_head=_sparse_head(d, head),
     )
 
 

@@ -111,7 +111,7 @@ def parse_range(job: Job) -> Part:
         # only the file's first lines are read whole (the serial run's head): a later range needs
         # nothing of them (engine, first stamp and first record are known) and skips from its start
         sparse = Sparse(cached_scanner(job.scan), parser.wants_next, head=job.sparse_head if job.start == 0 else 0,
-                        timed=parser.starts_timed)
+                        timed=parser.dialect.starts_timed)
     events = list(parser.events(read_lines(job.path, stats, sparse, byte_range=(job.start, job.end))))
     return Part(
         job=job, events=events, stats=stats, first=clock.first, low=clock.low, last=clock.last,
@@ -169,7 +169,7 @@ def cuts(path: str, engine: str | None, chunk: int | None = None) -> list[int]:
     reader in the range, as it would in the serial run)."""
     chunk = chunk or CHUNK
     size = os.path.getsize(path)
-    starts_timed = Parser(dialect(engine)).starts_timed
+    starts_timed = dialect(engine).starts_timed
     out = [0]
     with open(path, "rb") as fh:
         target = chunk

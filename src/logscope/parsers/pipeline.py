@@ -157,6 +157,16 @@ class Dialect:
         """Does a line without a header continue the record ``message`` (beyond tracebacks)?"""
         return False
 
+    def starts_timed(self, text: str) -> bool:
+        """Does the physical line ``text`` start a record with a timestamp (a stamped engine header)?
+
+        The sparse reader's ``Sparse.timed``: a line it hands over after skipped ones and that is no
+        such line may hold an event without a time, shown after the last timestamped record before it
+        (``Parser.events``); the reader then hands that record over too. The line is split as
+        ``Parser.records`` splits it; its first record decides. Also where ``parsers.chunks`` cuts."""
+        parsed = self.header(self.split_glued(self.envelope(text).text)[0])
+        return parsed is not None and parsed[0].stamp is not None
+
     def may_continue(self, message: str) -> bool:
         """Could some next line continue ``message`` via ``continues``? (a cheap superset; lets the
         sparse reader skip lines only when no record in progress can take them)."""
@@ -417,17 +427,6 @@ class Parser:
             yield from held
         if open_rec is not None:
             yield open_rec
-
-    def starts_timed(self, text: str) -> bool:
-        """Does the physical line ``text`` start a record with a timestamp (a stamped engine header)?
-
-        The sparse reader's ``Sparse.timed``: a line it hands over after skipped ones and that is no
-        such line may hold an event without a time, shown after the last timestamped record before it
-        (``events``); the reader then hands that record over too. The line is split as ``records``
-        splits it; its first record decides."""
-        d = self.dialect
-        parsed = d.header(d.split_glued(d.envelope(text).text)[0])
-        return parsed is not None and parsed[0].stamp is not None
 
     def wants_next(self) -> bool:
         """(sparse) May the next line continue the record in progress? Then the reader must hand it over."""
