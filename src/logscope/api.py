@@ -96,21 +96,30 @@ def iter_file_events(
         return engine, parser.events(lines)
     # nobody wants the lines no grammar understood: read sparsely, only the lines holding an anchor
     # (and the lines a record in progress asks for) are decoded and parsed; the others are counted
-    head = list(itertools.islice(read_lines(path, ReadStats()), HEAD_LINES))
-    if engine == "auto":
-        engine = detect(head)
+    engine, head = _head(path, engine)
     parser = Parser(dialect(engine), keep_unparsed=False, reference=reference, keep_literals=keep_literals)
     parser.sparse = True
     d = parser.dialect
     # the run's clock starts at the file's first timestamp, even when that line is skipped
     parser.clock.first = first_seconds(d, head)
-    skipping = Sparse(cached_scanner(tuple(sorted({*d.scan_literals(), *keep_literals}))), parser.wants_next,
+    skipping = Sparse(cached_scanner(_scan_literals(d, keep_literals)), parser.wants_next,
                       head=_sparse_head(d, head), timed=d.starts_timed)
     return engine, parser.events(read_lines(path, stats, skipping))
 
 
 HEAD_LINES = 3000  # lines read at a file's start to detect its engine
 SPARSE_HEAD = HEAD_LINES  # lines read whole before the sparse reader starts skipping (the first timestamp)
+
+
+def _head(path: str, engine: str | None) -> tuple[str | None, list[Line]]:
+    """(engine, the file's first ``HEAD_LINES`` lines): read apart before a sparse read, which skips them."""
+    head = list(itertools.islice(read_lines(path, ReadStats()), HEAD_LINES))
+    return (detect(head) if engine == "auto" else engine), head
+
+
+def _scan_literals(d: Dialect, keep_literals: tuple[str, ...]) -> tuple[str, ...]:
+    """What makes a line matter to a sparse read: the dialect's literals and the ones asked to be kept."""
+    return tuple(sorted({*d.scan_literals(), *keep_literals}))
 
 
 def _sparse_head(d: Dialect, head: list[Line]) -> int:
@@ -169,11 +178,9 @@ def _split_file_events(
     result, from several processes."""
     from logscope.parsers.chunks import iter_split_events
 
-    head = list(itertools.islice(read_lines(path, ReadStats()), HEAD_LINES))
-    if engine == "auto":
-        engine = detect(head)
+    engine, head = _head(path, engine)
     d = dialect(engine)
-    scan = () if keep_unparsed else tuple(sorted({*d.scan_literals(), *keep_literals}))
+    scan = () if keep_unparsed else _scan_literals(d, keep_literals)
     return engine, iter_split_events(
         path, engine, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, first=first_seconds(d, head),
         keep_literals=keep_literals, scan=scan, sparse_head=_sparse_head(d, head),
