@@ -153,8 +153,9 @@ class Keyed(Leaf):
 
     Built with ``keyed()``. The pattern is the plain alternation of the keys (longest first) followed
     by ``join`` and the value pattern, so it matches and converts exactly as the equivalent ``Leaf``
-    would; what the structure adds is that a ``Many`` can specialise a learned shape down to the key
-    (``key: (value)`` with the field name known in advance), which spares the key's lookup per line.
+    would; what the structure adds is that a learned path (``_Traces``) can narrow it down to the key
+    it took (``key: (value)`` with the field name known in advance), which spares the key's lookup
+    per line.
     """
 
     table: tuple[tuple[str, str], ...] = ()  # (printed key, field name)
@@ -170,7 +171,7 @@ def keyed(table: dict[str, str], value: str, vconv: Converter, name: str, *, joi
     No key may hold ``join``'s first character, and keys are tried longest first. Then where the
     leaf matches ``key<join>value``, no other key can: a longer key would have to hold that
     character, and a shorter one is tried after ``key``. So ``key<join>(value)`` takes exactly the
-    same text as the leaf where the leaf took ``key`` (what ``Many``'s shapes rely on), and the key
+    same text as the leaf where the leaf took ``key`` (what ``_Traces``' paths rely on), and the key
     is what precedes the first ``join``.
     """
     for key in table:
@@ -324,17 +325,9 @@ class Many(Node):
         sep = self.sep
         groups = sub.groups
         each = sub.each
-        # a branch that is a named Keyed leaf: its shapes are learned down to the key it took
-        keyed = [a if isinstance(a, Keyed) and a.name is not None else None for a in alts]
-        shapes = _Shapes(parts, groups, each, sep, keyed) if len(parts) > 1 else None
 
         def split(span: str) -> dict[str, Any]:
-            if shapes is not None:
-                known = shapes.read(span)
-                if known is not None:
-                    return known
             out: dict[str, Any] = {}
-            taken: list[tuple[int, str | None]] = []  # the branch (and key) each item took: the span's shape
             pos = 0
             while True:
                 m = item_rx.match(span, pos)
@@ -342,133 +335,21 @@ class Many(Node):
                     break
                 last = m.lastindex  # every capturing group is one of ours, numbered in creation order
                 if last is not None:
-                    branch, first, end = owner[last - 1]
-                    kb = keyed[branch]
-                    taken.append((branch, None if kb is None else m.group(first + 1).partition(kb.join)[0]))
+                    _branch, first, end = owner[last - 1]
                     for i in range(first, end):
                         val = m.group(i + 1)
                         if val is not None:
                             _g, name, conv = groups[i]
                             _put(out, name, conv(val), each)
-                else:
-                    taken.append((-1, None))
                 pos = m.end()
                 if not span.startswith(sep, pos):
                     break
                 pos += len(sep)
-            if shapes is not None and pos == len(span):
-                shapes.learn(taken)
             return out
 
         gname = ctx.group(MERGE, split)
         ctx.each |= sub.each
         return f"(?P<{gname}>(?:{plain})(?:{re.escape(sep)}(?:{plain}))*+)"
-
-
-class _Shapes:
-    """The shapes (which branch, and which key, each item took) a ``Many`` has met, each compiled into
-    one regex and one reader.
-
-    A log repeats a few field orders millions of times (one per engine version and line kind), yet
-    the general split matches item by item in Python. After a span was split, its shape becomes one
-    regex: item *i* is ``(?!earlier branches)(?>branch taken)``, exactly the PEG choice the item made
-    (the branches before it fail, this one matches, atomically, to the same extent), items joined by
-    the separator, the whole span required. A span that matches a known shape therefore splits into the
-    same fields in the same order as the general loop would; any other span takes the general loop.
-    An item whose branch is a ``Keyed`` leaf is narrowed to the key it took (``key: (value)``, the
-    same choice: see ``keyed``); its field name is then known in advance.
-    Each shape's reader is written out as one function (see ``_reader``).
-    At most ``LIMIT`` shapes are kept (the first ones met); the one that matched last is tried first,
-    and a span that none of the ``TRIES`` most recent ones fits takes the general loop.
-    """
-
-    LIMIT = 16
-    TRIES = 4
-
-    def __init__(self, parts: list[str], groups: list[tuple[str, str, Converter]], each: set[str], sep: str,
-                 keyed: list[Keyed | None]) -> None:
-        self.parts = parts
-        self.groups = groups
-        self.each = each
-        self.sep = sep
-        self.keyed = keyed
-        self.known: list[tuple[re.Pattern[str], Callable[[tuple[str | None, ...]], dict[str, Any]]]] = []
-        self.seen: set[tuple[tuple[int, str | None], ...]] = set()
-
-    def read(self, span: str) -> dict[str, Any] | None:
-        for k, (rx, reader) in enumerate(self.known[: self.TRIES]):
-            m = rx.fullmatch(span)
-            if m is None:
-                continue
-            if k:  # most recent first: a log's lines come in runs of the same shape
-                self.known.insert(0, self.known.pop(k))
-            return reader(m.groups())
-        return None
-
-    def learn(self, taken: list[tuple[int, str | None]]) -> None:
-        shape = tuple(taken)
-        if shape in self.seen or len(self.known) >= self.LIMIT or any(b < 0 for b, _k in shape):
-            return
-        self.seen.add(shape)
-        items: list[str] = []
-        flat: list[tuple[str, Converter, str | None]] = []  # per group of the shape's regex: name, conv, key's field
-        for b, key in shape:
-            earlier = "|".join(f"(?:{_GROUP.sub('(?:', p)})" for p in self.parts[:b])
-            guard = f"(?!{earlier})" if earlier else ""
-            kb = self.keyed[b]
-            if kb is not None and key is not None:
-                fname = dict(kb.table)[key]
-                assert kb.name is not None
-                flat.append((kb.name, kb.vconv, fname))
-                items.append(f"{guard}(?>{re.escape(key + kb.join)}({kb.value}))")
-                continue
-            for n in _GROUP.findall(self.parts[b]):
-                _g, name, conv = self.groups[int(n)]
-                flat.append((name, conv, None))
-            items.append(f"{guard}(?>{_GROUP.sub('(', self.parts[b])})")
-        self.known.insert(0, (re.compile(re.escape(self.sep).join(items)), _reader(flat, self.each)))
-
-
-def _reader(flat: list[tuple[str, Converter, str | None]], each: set[str]) -> Callable[[tuple[str | None, ...]], dict[str, Any]]:
-    """The function that turns one shape's groups into the fields the general split would give.
-
-    When every group took part (the usual line), the dict is written out as one expression: keys in
-    the order names first appear (as ``_put`` fills the dict), ``each`` names as lists in order, other
-    names converted for every group and the last value kept. A keyed item's value is
-    ``(field name, converted value)``. Otherwise the groups are put one by one, like the general loop.
-    """
-    env: dict[str, Any] = {"_put": _put, "each": each}
-    values: list[str] = []
-    for i, (_name, conv, fname) in enumerate(flat):
-        env[f"c{i}"] = conv
-        call = f"{conv.__name__}(g[{i}])" if conv in (int, float) else f"c{i}(g[{i}])"
-        if fname is not None:
-            env[f"n{i}"] = fname
-            call = f"(n{i}, {call})"
-        values.append(call)
-    plan: dict[str, list[int]] = {}
-    for i, (name, _conv, _f) in enumerate(flat):
-        plan.setdefault(name, []).append(i)
-    entries = []
-    for name, picks in plan.items():
-        if name in each:
-            entries.append(f"{name!r}: [{', '.join(values[i] for i in picks)}]")
-        elif len(picks) == 1:
-            entries.append(f"{name!r}: {values[picks[0]]}")
-        else:
-            entries.append(f"{name!r}: ({', '.join(values[i] for i in picks)})[-1]")
-    body = [
-        "def read(g):",
-        "    if None not in g:",
-        f"        return {{{', '.join(entries)}}}",
-        "    out = {}",  # an optional group left out: keys enter the dict as _put puts them
-    ]
-    for i, (name, _conv, _f) in enumerate(flat):
-        body += [f"    if g[{i}] is not None:", f"        _put(out, {name!r}, {values[i]}, each)"]
-    body.append("    return out")
-    exec("\n".join(body), env)  # noqa: S102 - our own code, built from the shape's group list
-    fn: Callable[[tuple[str | None, ...]], dict[str, Any]] = env["read"]
-    return fn
 
 
 _GROUP = re.compile(r"\(\?P<g(\d+)>")
@@ -500,6 +381,304 @@ class Flag(Node):
 
     def rx(self, ctx: _Ctx) -> str:
         return f"(?P<{ctx.group(self.name, lambda _s: True)}>{re.escape(self.text)})"
+
+
+class _NoTrace(Exception):
+    """A grammar part that ``_Traces`` does not flatten (a field list inside a field list)."""
+
+
+_Path = tuple[re.Pattern[str], Callable[[tuple[str, ...]], dict[str, Any]]]  # a path's flat regex, reader
+
+
+class _Traces:
+    """The paths (which branch of each choice, which optionals, which items) a grammar's matches have
+    taken, each compiled into one flat regex and one reader: the fast path of ``Grammar.match``.
+
+    Why it is exact. Every element of a compiled grammar is atomic (leaves and choices are ``(?>...)``,
+    optionals and repetitions possessive), so the regex never backtracks into an element: matching
+    is deterministic, each element's extent depends only on the text and where it starts. A path
+    (``_walk``) is therefore a function of the text. Its flat regex (``_flat``) keeps the taken branch
+    of each choice behind a guard that the earlier branches fail there (``(?!earlier)(?>taken)``), a
+    present optional as its item, an absent one as a guard that it fails (``(?!item)``), and a field
+    list's items one by one, with a guard that no further ``sep item`` follows. A text that matches
+    the flat regex thus takes, in the grammar's own regex, exactly that path: the same groups take
+    part with the same text, so the reader gives the same fields as the extractor. A guard is left
+    out where it cannot fire: the earlier branch's literal start and the taken branch's disagree.
+    A grammar that may start anywhere (``search``) and begins with a literal is matched at the first
+    occurrence of that literal only (an earlier start, which the grammar's regex would prefer, cannot
+    exist then); one that does not begin with a literal gets no paths.
+
+    The reader is written out per path (``_path_reader``): the fields the extractor would build, as
+    one dict expression. Paths are kept most recent first: a log's lines come in runs of one shape. A
+    text that none of the ``TRIES`` most recent paths fits takes the grammar's regex, and its path
+    goes first (compiled once: at most ``CACHE`` paths per grammar are compiled).
+    """
+
+    LIMIT = 16  # paths kept in recency order
+    TRIES = 4  # of them tried before the grammar's regex
+    CACHE = 256  # compiled paths kept per grammar (a path met again is not compiled again)
+
+    def __init__(self, g: Grammar) -> None:
+        self.expr = g.expr
+        self.search = g.search
+        self.each = g._compiled[2]
+        self.lead = _first_lit(g.expr) if g.search else ""
+        self.known: list[_Path] = []
+        self.compiled: dict[Any, _Path | None] = {}  # path -> its regex and reader (None: not usable)
+        self._leaf_rx: dict[int, re.Pattern[str]] = {}
+
+    def read(self, text: str) -> dict[str, Any] | None:
+        for k, (rx, reader) in enumerate(self.known[: self.TRIES]):
+            if self.search:
+                m = rx.search(text)
+                if m is None or text.find(self.lead) != m.start():
+                    continue
+            else:
+                m = rx.match(text)
+                if m is None:
+                    continue
+            if k:  # most recent first: a log's lines come in runs of the same shape
+                self.known.insert(0, self.known.pop(k))
+            return reader(m.groups())
+        return None
+
+    def learn(self, text: str, start: int, fields: dict[str, Any]) -> None:
+        """Put the path of ``text`` (matched by the grammar at ``start``, giving ``fields``) first."""
+        if self.search and text.find(self.lead) != start:
+            return
+        walked = _walk(self.expr, text, start, self._leaf_rx)
+        if walked is None:
+            return
+        path = walked[1]
+        if path not in self.compiled:
+            if len(self.compiled) >= self.CACHE:
+                return
+            self.compiled[path] = self._compile(path, text, start, fields)
+        entry = self.compiled[path]
+        if entry is None:
+            return
+        if entry in self.known:
+            self.known.remove(entry)
+        self.known.insert(0, entry)
+        del self.known[self.LIMIT:]
+
+    def _compile(self, path: Any, text: str, start: int, fields: dict[str, Any]) -> _Path | None:
+        ctx = _Ctx()
+        ops: list[tuple[Any, ...]] = []
+        keys: dict[int, str] = {}
+        try:
+            src = _flat(self.expr, path, ctx, ops, keys)
+            reader = _path_reader(ctx.groups, ops, keys, self.each)
+        except _NoTrace:
+            return None
+        rx = re.compile(src)
+        m = rx.search(text) if self.search else rx.match(text)
+        # a check, not a proof: a path whose reading differs from the extractor's is never used
+        if m is None or m.start() != start or not _same_fields(reader(m.groups()), fields):
+            return None
+        return rx, reader
+
+
+def _first_lit(node: Node) -> str:
+    """The literal a node's every match starts with ("" when it has none)."""
+    while isinstance(node, Seq) and node.items:
+        node = node.items[0]
+    return node.text if isinstance(node, Lit) and node.text else ""
+
+
+def _starts(node: Node) -> list[str] | None:
+    """Literal starts, one of which every match of ``node`` begins with (None: not known)."""
+    if isinstance(node, Seq):
+        return _starts(node.items[0]) if node.items else None
+    if isinstance(node, Lit | Flag):
+        return [node.text] if node.text else None
+    if isinstance(node, Keyed):
+        return [k + node.join for k, _f in node.table]
+    if isinstance(node, Alt):
+        out: list[str] = []
+        for item in node.items:
+            got = _starts(item)
+            if got is None:
+                return None
+            out += got
+        return out
+    return None
+
+
+def _disjoint(a: list[str] | None, b: list[str] | None) -> bool:
+    """No text can start with one of ``a`` and one of ``b`` (at the same place)."""
+    if a is None or b is None:
+        return False
+    return all(not x.startswith(y[: len(x)]) and not y.startswith(x[: len(y)]) for x in a for y in b)
+
+
+def _node_rx(node: Node) -> str:
+    """A node's regex with its groups made non-capturing (for guards)."""
+    return _GROUP.sub("(?:", node.rx(_Ctx()))
+
+
+def _walk(node: Node, text: str, pos: int, leaf_rx: dict[int, re.Pattern[str]]) -> tuple[int, Any] | None:
+    """(end, path) of ``node`` matched at ``pos`` as the grammar's regex matches it, or None.
+
+    Element by element: each element's match is fixed by where it starts (see ``_Traces``). A path is
+    a nested tuple: a sequence's items' paths, ``(branch, path)`` for a choice, ``(1, path)``/``(0,)``
+    for an optional, the items' paths for a field list, the key for a keyed leaf, else None."""
+    if isinstance(node, Lit | Flag):
+        return (pos + len(node.text), None) if text.startswith(node.text, pos) else None
+    if isinstance(node, Seq):
+        paths = []
+        for item in node.items:
+            got = _walk(item, text, pos, leaf_rx)
+            if got is None:
+                return None
+            pos = got[0]
+            paths.append(got[1])
+        return pos, tuple(paths)
+    if isinstance(node, Alt):
+        for i, item in enumerate(node.items):
+            got = _walk(item, text, pos, leaf_rx)
+            if got is not None:
+                return got[0], (i, got[1])
+        return None
+    if isinstance(node, Opt):
+        got = _walk(node.item, text, pos, leaf_rx)
+        return (pos, (0,)) if got is None else (got[0], (1, got[1]))
+    if isinstance(node, Many):
+        got = _walk(node.item, text, pos, leaf_rx)
+        if got is None:
+            return None
+        pos, items = got[0], [got[1]]
+        while text.startswith(node.sep, pos):
+            got = _walk(node.item, text, pos + len(node.sep), leaf_rx)
+            if got is None:
+                break
+            pos = got[0]
+            items.append(got[1])
+        return pos, tuple(items)
+    rx = leaf_rx.get(id(node))
+    if rx is None:
+        rx = leaf_rx[id(node)] = re.compile(node.rx(_Ctx()))
+    m = rx.match(text, pos)
+    if m is None:
+        return None
+    if isinstance(node, Keyed) and node.name is not None:
+        return m.end(), m.group().partition(node.join)[0]
+    return m.end(), None
+
+
+def _flat(node: Node, path: Any, ctx: _Ctx, ops: list[tuple[Any, ...]], keys: dict[int, str],
+          in_many: bool = False) -> str:
+    """The flat regex of ``node`` taking ``path``; ``ops`` gets what the extractor does with each
+    group (``("put", group)``, or ``("many", [groups])`` for a field list's items), ``keys`` the
+    field name of each keyed group."""
+    if isinstance(node, Seq):
+        return "".join(_flat(it, p, ctx, ops, keys, in_many) for it, p in zip(node.items, path, strict=True))
+    if isinstance(node, Alt):
+        b, sub = path
+        taken = node.items[b]
+        earlier = [it for it in node.items[:b] if not _disjoint(_starts(it), _starts(taken))]
+        guard = f"(?!{'|'.join(f'(?:{_node_rx(it)})' for it in earlier)})" if earlier else ""
+        return f"{guard}(?>{_flat(taken, sub, ctx, ops, keys, in_many)})"
+    if isinstance(node, Opt):
+        if path[0]:
+            return f"(?>{_flat(node.item, path[1], ctx, ops, keys, in_many)})"
+        return f"(?!{_node_rx(node.item)})"
+    if isinstance(node, Many):
+        if in_many:
+            raise _NoTrace
+        items: list[tuple[Any, ...]] = []
+        parts = [_flat(node.item, p, ctx, items, keys, True) for p in path]
+        ops.append(("many", [gi for _op, gi in items], _many_each(node)))
+        sep = re.escape(node.sep)
+        return sep.join(parts) + f"(?!{sep}(?:{_node_rx(node.item)}))"
+    first = len(ctx.groups)
+    if isinstance(node, Keyed) and node.name is not None:
+        gname = ctx.group(node.name, node.vconv, node.each)
+        keys[first] = dict(node.table)[path]
+        src = f"(?>{re.escape(path + node.join)}(?P<{gname}>{node.value}))"
+    else:
+        src = node.rx(ctx)
+    ops.extend(("put", gi) for gi in range(first, len(ctx.groups)))
+    return src
+
+
+def _many_each(node: Many) -> set[str]:
+    """The names a field list collects as lists (its split's ``each``)."""
+    sub = _Ctx()
+    for alt in node.item.items if isinstance(node.item, Alt) else (node.item,):
+        alt.rx(sub)
+    return sub.each
+
+
+def _path_reader(groups: list[tuple[str, str, Converter]], ops: list[tuple[Any, ...]], keys: dict[int, str],
+                 each: set[str]) -> Callable[[tuple[str, ...]], dict[str, Any]]:
+    """The function that turns a path's groups (all of which take part) into the extractor's fields.
+
+    The dict is worked out here once, by doing what the extractor and a field list's split do with
+    each group (``_put``, ``_merge``) on the groups' value expressions; the function evaluates every
+    group's conversion (as the extractor does, also for a value a later one replaces) and returns
+    the dict as one expression. Numbers go to ``int``/``float`` first; when one refuses (thousands
+    separators), all are converted again by the grammar's own converters."""
+    env: dict[str, Any] = {}
+    fast, slow, value = [], [], []
+    for i, (_g, _name, conv) in enumerate(groups):
+        env[f"c{i}"] = conv
+        plain = _PLAIN.get(conv)
+        fast.append(f"        v{i} = {plain or f'c{i}'}(g[{i}])")
+        slow.append(f"        v{i} = c{i}(g[{i}])")
+        if i in keys:
+            env[f"n{i}"] = keys[i]
+            value.append(f"(n{i}, v{i})")
+        else:
+            value.append(f"v{i}")
+    out: dict[str, Any] = {}
+    for op in ops:
+        if op[0] == "put":
+            name = groups[op[1]][1]
+            if name in each:
+                out.setdefault(name, []).append(value[op[1]])
+            else:
+                out[name] = value[op[1]]
+            continue
+        _op, picks, sub_each = op
+        sub: dict[str, Any] = {}
+        for gi in picks:
+            name = groups[gi][1]
+            if name in sub_each:
+                sub.setdefault(name, []).append(value[gi])
+            else:
+                sub[name] = value[gi]
+        for name, v in sub.items():  # _merge
+            if name in each:
+                if not isinstance(v, list):
+                    raise _NoTrace
+                out.setdefault(name, []).extend(v)
+            else:
+                out[name] = v
+    entries = [f"{k!r}: [{', '.join(v)}]" if isinstance(v, list) else f"{k!r}: {v}" for k, v in out.items()]
+    body = ["def read(g):"]
+    if fast != slow:
+        body += ["    try:", *fast, "    except ValueError:", *slow]
+    else:
+        body += [line[4:] for line in slow]
+    body.append(f"    return {{{', '.join(entries)}}}")
+    exec("\n".join(body), env)  # noqa: S102 - our own code, built from the path's group list
+    fn: Callable[[tuple[str, ...]], dict[str, Any]] = env["read"]
+    return fn
+
+
+_PLAIN: dict[Converter, str] = {to_int: "int", to_float: "float"}  # what the converter is, on text without separators
+
+
+def _same_fields(a: Any, b: Any) -> bool:
+    """Equal fields, NaN equal to NaN."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (a != a and b != b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same_fields(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return type(a) is type(b) and len(a) == len(b) and all(_same_fields(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
 
 
 @dataclass
@@ -535,13 +714,28 @@ class Grammar:
         """The pyparsing form (built lazily and cached)."""
         return self.expr.pp().set_name(self.name)
 
+    @cached_property
+    def _traces(self) -> _Traces | None:
+        if self.search and not _first_lit(self.expr):
+            return None
+        return _Traces(self)
+
     def match(self, text: str) -> dict[str, Any] | None:
-        """Fast path: the compiled regex. Returns the fields, or None when it does not match."""
+        """Fast path: a learned path's flat regex, else the compiled regex. Returns the fields, or None
+        when it does not match."""
+        traces = self._traces
+        if traces is not None and traces.known:
+            got = traces.read(text)
+            if got is not None:
+                return got
         rx = self._compiled[0]
         m = rx.search(text) if self.search else rx.match(text)
         if m is None:
             return None
-        return self._extract(m)
+        out = self._extract(m)
+        if traces is not None:
+            traces.learn(text, m.start(), out)
+        return out
 
     def match_pp(self, text: str) -> dict[str, Any] | None:
         """Reference path: the pyparsing element. Same contract as ``match``."""
