@@ -27,6 +27,8 @@ from logscope.parsers.scan import cached_scanner
 if TYPE_CHECKING:
     import polars as pl
 
+    from logscope.parsers.chunks import LineRenderer
+
 PathLike = str | os.PathLike[str]
 
 
@@ -178,13 +180,33 @@ def _split_file_events(
     result, from several processes."""
     from logscope.parsers.chunks import iter_split_events
 
+    split = _split_args(path, engine, keep_unparsed, keep_literals)
+    return split["engine"], iter_split_events(path, **split, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed)
+
+
+def _split_args(path: str, engine: str | None, keep_unparsed: bool, keep_literals: tuple[str, ...] = ()) -> dict[str, Any]:
+    """What the ranges of one file need to know of its first lines (engine, first stamp, sparse head)."""
     engine, head = _head(path, engine)
     d = dialect(engine)
-    scan = () if keep_unparsed else _scan_literals(d, keep_literals)
-    return engine, iter_split_events(
-        path, engine, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, first=first_seconds(d, head),
-        keep_literals=keep_literals, scan=scan, sparse_head=_sparse_head(d, head),
-    )
+    return {"engine": engine, "first": first_seconds(d, head), "keep_literals": keep_literals,
+            "scan": () if keep_unparsed else _scan_literals(d, keep_literals), "sparse_head": _sparse_head(d, head)}
+
+
+def iter_event_lines(
+    paths: Sequence[PathLike], engine: str | None, *, keep_unparsed: bool, stats: ReadStats, jobs: int,
+    lines: LineRenderer,
+) -> Iterator[tuple[str, bytes]] | None:
+    """(kind, text line) of each event of one big file, its ranges parsed and written by ``jobs``
+    processes (``parsers.chunks.iter_split_lines``): ``logscope events --jobs N``. The lines are those
+    of rendering ``iter_events``' events with ``lines`` one by one. None when the input is not one
+    file worth cutting (then the events go the usual way)."""
+    from logscope.parsers.chunks import iter_split_lines
+
+    files = expand_paths(list(paths))
+    if len(files) != 1 or not _splittable(files[0], jobs):
+        return None
+    split = _split_args(files[0], engine, keep_unparsed)
+    return iter_split_lines(files[0], **split, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, lines=lines)
 
 
 def _file_job(args: tuple[str, str | None, bool]) -> tuple[list[Event], ReadStats]:

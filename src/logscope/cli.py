@@ -77,6 +77,8 @@ def events(
 
     want = set(kinds)
     keep_unparsed = include_unparsed or "unparsed" in want
+    if fmt == "jsonl" and jobs > 1 and _events_lines(logs, engine, want, keep_unparsed, output, with_raw, jobs):
+        return
     stream, stats = _stream(logs, engine, keep_unparsed, jobs)
     known = [0]  # events of a known kind seen (whatever was selected): is the input text at all?
 
@@ -101,6 +103,39 @@ def events(
 
     if nothing_read(stats, known[0]):
         raise UnreadableInput(_nothing_read(list(logs), stats))
+
+
+def _events_lines(
+    logs: tuple[str, ...], engine: str, want: set[str], keep_unparsed: bool, output: str | None, with_raw: bool,
+    jobs: int,
+) -> bool:
+    """``events --format jsonl --jobs N`` on one big file: the workers write the JSON lines (the same
+    bytes). False when the input is not one file worth cutting."""
+    from logscope.api import _nothing_read, iter_event_lines, nothing_read
+    from logscope.errors import UnreadableInput
+    from logscope.parsers.framing import ReadStats
+    from logscope.render.jsonl import NumberedLines, write_lines
+
+    stats = ReadStats()
+    pairs = iter_event_lines(list(logs), engine, keep_unparsed=keep_unparsed, stats=stats, jobs=jobs,
+                             lines=NumberedLines(with_raw))
+    if pairs is None:
+        return False
+    known = 0
+
+    def chosen() -> Iterator[bytes]:
+        nonlocal known
+        for kind, text in pairs:
+            known += kind != "unparsed"
+            if (not want or kind in want) and (keep_unparsed or kind != "unparsed"):
+                yield text
+
+    write_lines(chosen(), output)
+    for note in stats.notes:
+        click.echo(f"logscope: note: {note}", err=True)
+    if nothing_read(stats, known):
+        raise UnreadableInput(_nothing_read(list(logs), stats))
+    return True
 
 
 @main.command()

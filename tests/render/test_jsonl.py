@@ -163,3 +163,26 @@ def test_stdout_file_and_text_stream_agree(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(sys, "stdout", text)
     write_jsonl(iter(evs), None)
     assert text.getvalue().encode() == want
+
+
+def test_renumbered_lines_are_the_lines_of_renumbered_events() -> None:
+    """A worker's line moved by the lines before its range (``NumberedLines.renumber``) is, byte for
+    byte, the line of the event numbered from the file's start, on every fixture event (also through
+    the ``json`` fallback, and for odd file names: a quote and ``,"line":`` inside the name)."""
+    from logscope.events import copy_event
+    from logscope.render.jsonl import NumberedLines
+
+    n = 0
+    for path in sorted(FIXTURES.rglob("*.log")):
+        for ev in iter_events(str(path)):
+            for shift in (1, 12345):
+                for with_raw in (False, True):
+                    moved = copy_event(ev, {"line": ev.line + shift,
+                                            "end_line": None if ev.end_line is None else ev.end_line + shift})
+                    lines = NumberedLines(with_raw)
+                    assert lines.renumber(lines.render(ev), shift) == lines.render(moved), (path, ev.line)
+            odd = copy_event(ev, {"file": 'a,"line":1,"end_line":2.log'})
+            assert NumberedLines.renumber(_json_line(event_dict(odd)), 7) == _json_line(event_dict(
+                copy_event(odd, {"line": ev.line + 7, "end_line": None if ev.end_line is None else ev.end_line + 7})))
+            n += 1
+    assert n > 5000

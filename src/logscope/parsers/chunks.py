@@ -28,10 +28,10 @@ from __future__ import annotations
 import itertools
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from logscope.events import EVENT_TYPES, Event, copy_event, restore_event
 from logscope.parsers import dialect
@@ -41,6 +41,15 @@ from logscope.parsers.scan import cached_scanner
 
 CHUNK = 8 << 20  # bytes per range: thousands of lines (a range costs little to start), few in memory
 _SEEK = 1 << 20  # how far past the target offset a cut may move to find a line with a header
+
+
+class LineRenderer(Protocol):
+    """Writes events as text lines in the workers (``render.jsonl.NumberedLines``): ``render`` an
+    event numbered within its range, ``renumber`` such a line by the lines before the range."""
+
+    def render(self, ev: Event) -> bytes: ...
+
+    def renumber(self, line: bytes, shift: int) -> bytes: ...
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,7 @@ class Job:
     first: float | None  # the file's first stamp in clock seconds (where the run's clock starts)
     scan: tuple[str, ...] = ()  # sparse reading: the literals that make a line matter
     sparse_head: int = 3000  # sparse reading: the file's lines read whole first (as the serial run does)
+    lines: LineRenderer | None = None  # a worker sends its events as text lines (kind, line), not values
 
 
 @dataclass
@@ -74,6 +84,7 @@ class Part:
     wants_held: bool = False  # (sparse) the first event has no time and would take a held record
     shift: int | None = None  # lines to add to the events' numbers (None: the lines before the range)
     rows: list[tuple[str, tuple[object, ...]]] | None = None  # the events as plain values (see _work)
+    lines: list[tuple[str, bytes]] | None = None  # or as text lines, when the job says how (see _work)
 
 
 class _Watch(Clock):
@@ -122,9 +133,14 @@ def parse_range(job: Job) -> Part:
 
 def _work(job: Job) -> Part:
     """``parse_range`` in a worker process: the events travel back as plain tuples (kind, field values
-    in the model's order), which pickle several times faster than models; ``_emit`` rebuilds them."""
+    in the model's order), which pickle several times faster than models; ``_emit`` rebuilds them.
+    When the job has a ``LineRenderer``, they travel as the text lines the parent will write."""
     part = parse_range(job)
-    part.rows = [(e.kind, tuple(e.__dict__.values())) for e in part.events]
+    if job.lines is not None:
+        render = job.lines.render
+        part.lines = [(e.kind, render(e)) for e in part.events]
+    else:
+        part.rows = [(e.kind, tuple(e.__dict__.values())) for e in part.events]
     part.events = []
     return part
 
@@ -211,16 +227,44 @@ def iter_split_events(
 
     ``first``: the file's first stamp in clock seconds (``pipeline.first_seconds`` of its first
     lines, which the caller has read already to detect the engine)."""
+    return _split(path, engine, jobs, stats, keep_unparsed, first, keep_literals, scan, chunk, sparse_head,
+                  None, _emit)
+
+
+def iter_split_lines(
+    path: str, engine: str | None, *, jobs: int, stats: ReadStats, keep_unparsed: bool,
+    first: float | None, lines: LineRenderer, keep_literals: tuple[str, ...] = (), scan: tuple[str, ...] = (),
+    chunk: int | None = None, sparse_head: int = 3000,
+) -> Iterator[tuple[str, bytes]]:
+    """``iter_split_events`` as (kind, text line) pairs, the lines written by the workers (``lines``):
+    on an event-dense log, rebuilding and encoding every event in the parent was its bottleneck."""
+
+    def emit(part: Part, sent: ReadStats, run: ReadStats) -> Iterator[tuple[str, bytes]]:
+        return _emit_lines(part, sent, run, lines)
+
+    return _split(path, engine, jobs, stats, keep_unparsed, first, keep_literals, scan, chunk, sparse_head,
+                  lines, emit)
+
+
+T = TypeVar("T")
+
+
+def _split(
+    path: str, engine: str | None, jobs: int, stats: ReadStats, keep_unparsed: bool, first: float | None,
+    keep_literals: tuple[str, ...], scan: tuple[str, ...], chunk: int | None, sparse_head: int,
+    lines: LineRenderer | None, emit: Callable[[Part, ReadStats, ReadStats], Iterator[T]],
+) -> Iterator[T]:
+    """The ranges' output in order: ``emit`` of each range once its cut is known to be clean."""
     offsets = cuts(path, engine, chunk)
     size = os.path.getsize(path)
     bounds = list(zip(offsets, [*offsets[1:], size], strict=True))
 
     def job(start: int, end: int) -> Job:
-        return Job(path, start, end, engine, keep_unparsed, keep_literals, first, scan, sparse_head)
+        return Job(path, start, end, engine, keep_unparsed, keep_literals, first, scan, sparse_head, lines)
 
     stats.files.append(path)
     if first is None:  # no stamp to start the clock of later ranges: one range, here
-        yield from _emit(parse_range(job(0, size)), ReadStats(), stats)
+        yield from emit(parse_range(job(0, size)), ReadStats(), stats)
         return
     sent = ReadStats()  # the counts of the ranges whose events went out
     emitted: Part | None = None  # the last range whose events went out
@@ -242,11 +286,11 @@ def iter_split_events(
                     whole.stats.notes = whole.stats.notes[len(sent.notes):]
                     part = whole
             elif pending is not None:
-                yield from _emit(pending, sent, stats)
+                yield from emit(pending, sent, stats)
                 emitted = pending
             pending = part
         if pending is not None:
-            yield from _emit(pending, sent, stats)
+            yield from emit(pending, sent, stats)
 
 
 class _InProcess:
@@ -259,11 +303,34 @@ class _InProcess:
         return None
 
 
-def _emit(part: Part, sent: ReadStats, stats: ReadStats) -> Iterator[Event]:
-    """A range's events with file line numbers; its counts are added to ``sent`` and the run's."""
+def _shift(part: Part, sent: ReadStats, stats: ReadStats) -> int:
+    """Lines to add to a range's numbers (the lines sent before it); its counts go to ``sent`` and
+    the run's."""
     shift = part.shift if part.shift is not None else sent.lines
     sent.add(part.stats, files=False)
     stats.add(part.stats, files=False)
+    return shift
+
+
+def _emit_lines(part: Part, sent: ReadStats, stats: ReadStats, lines: LineRenderer) -> Iterator[tuple[str, bytes]]:
+    """A range's (kind, text line) pairs with file line numbers."""
+    shift = _shift(part, sent, stats)
+    if part.lines is not None:  # from a worker
+        if not shift:
+            yield from part.lines
+            return
+        renumber = lines.renumber
+        for kind, text in part.lines:
+            yield kind, renumber(text, shift)
+        return
+    for e in part.events:  # parsed here (a cut that was not clean)
+        text = lines.render(e)
+        yield e.kind, (lines.renumber(text, shift) if shift else text)
+
+
+def _emit(part: Part, sent: ReadStats, stats: ReadStats) -> Iterator[Event]:
+    """A range's events with file line numbers."""
+    shift = _shift(part, sent, stats)
     if part.rows is not None:  # from a worker: rebuild, numbering from the file's start
         names = {k: tuple(EVENT_TYPES[k].model_fields) for k in {kind for kind, _v in part.rows}}
         for kind, values in part.rows:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Iterable
 from typing import IO, Any
@@ -49,6 +50,37 @@ def event_line(ev: Event, with_raw: bool = False) -> bytes:
         return _json_line(d)
 
 
+_NUMBERS = re.compile(rb',"line":-?\d+,"end_line":(?:-?\d+|null)')
+
+
+class NumberedLines:
+    """Events as JSON lines written by a worker that parses a range of a file, before the lines ahead
+    of the range are counted (``parsers.chunks``): the worker renders each event with the range's
+    line numbers, the parent puts the file's in (``renumber``), so the parent does not rebuild and
+    re-encode every event. Picklable: it travels to the workers with their job.
+
+    The numbers are found by their keys: ``"line"`` and ``"end_line"`` follow each other in every
+    event's fields, and no string in a line can hold ``,"line":`` (JSON escapes a quote inside a
+    string), so the first such text is the field. Its value is an integer or null, so the patched
+    line is the line the serial run writes, byte for byte."""
+
+    def __init__(self, with_raw: bool = False) -> None:
+        self.with_raw = with_raw
+
+    def render(self, ev: Event) -> bytes:
+        return event_line(ev, self.with_raw)
+
+    @staticmethod
+    def renumber(line: bytes, shift: int) -> bytes:
+        """``line`` (a ``render``ed event) with its line numbers moved by ``shift``."""
+        m = _NUMBERS.search(line)
+        if m is None:  # not an event's line (never, by the fields' order): a change would be unseen
+            raise ValueError("no line numbers in an event's JSON line")
+        num, _, end = m.group()[len(b',"line":'):].partition(b',"end_line":')
+        end_text = b"null" if end == b"null" else b"%d" % (int(end) + shift)
+        return b'%s,"line":%d,"end_line":%s%s' % (line[: m.start()], int(num) + shift, end_text, line[m.end():])
+
+
 def _json_line(d: dict[str, Any]) -> bytes:
     """What orjson refuses, through ``json``: same separators, non-finite floats as null."""
     plain = _plain(d)
@@ -73,24 +105,29 @@ def _plain(v: Any) -> Any:
 
 def write_jsonl(events: Iterable[Event], output: str | None, *, with_raw: bool = False) -> None:
     """Write ``events`` as JSON lines to the file ``output``, or to stdout."""
+    write_lines((event_line(ev, with_raw) for ev in events), output)
+
+
+def write_lines(lines: Iterable[bytes], output: str | None) -> None:
+    """Write encoded lines to the file ``output``, or to stdout."""
     if output:
         with open(output, "wb") as fh:
-            _write(events, fh, with_raw)
+            _write(lines, fh)
         return
     sys.stdout.flush()
     buffer: IO[bytes] | None = getattr(sys.stdout, "buffer", None)
     if buffer is not None:
-        _write(events, buffer, with_raw)
+        _write(lines, buffer)
         buffer.flush()
     else:  # a text-only stream in place of stdout
-        for ev in events:
-            sys.stdout.write(event_line(ev, with_raw).decode("utf-8"))
+        for line in lines:
+            sys.stdout.write(line.decode("utf-8"))
 
 
-def _write(events: Iterable[Event], fh: IO[bytes], with_raw: bool) -> None:
+def _write(lines: Iterable[bytes], fh: IO[bytes]) -> None:
     write = fh.write
-    for ev in events:
-        write(event_line(ev, with_raw))
+    for line in lines:
+        write(line)
 
 
-__all__ = ["event_dict", "event_line", "write_jsonl"]
+__all__ = ["NumberedLines", "event_dict", "event_line", "write_jsonl", "write_lines"]
