@@ -84,7 +84,7 @@ class Part:
     wants_held: bool = False  # (sparse) the first event has no time and would take a held record
     shift: int | None = None  # lines to add to the events' numbers (None: the lines before the range)
     rows: list[tuple[str, tuple[object, ...]]] | None = None  # the events as plain values (see _work)
-    lines: list[tuple[str, bytes]] | None = None  # or as text lines, when the job says how (see _work)
+    lines: tuple[list[str], bytes, list[int]] | None = None  # or as text: kinds, lines, where each ends
 
 
 class _Watch(Clock):
@@ -137,8 +137,17 @@ def _work(job: Job) -> Part:
     When the job has a ``LineRenderer``, they travel as the text lines the parent will write."""
     part = parse_range(job)
     if job.lines is not None:
+        # one buffer, not a bytes object per line: orjson's results keep their oversized buffers
+        # (~7 KB a line), a range's worth of which took hundreds of MB
         render = job.lines.render
-        part.lines = [(e.kind, render(e)) for e in part.events]
+        kinds: list[str] = []
+        ends: list[int] = []
+        buf = bytearray()
+        for e in part.events:
+            buf += render(e)
+            kinds.append(e.kind)
+            ends.append(len(buf))
+        part.lines = (kinds, bytes(buf), ends)
     else:
         part.rows = [(e.kind, tuple(e.__dict__.values())) for e in part.events]
     part.events = []
@@ -316,12 +325,13 @@ def _emit_lines(part: Part, sent: ReadStats, stats: ReadStats, lines: LineRender
     """A range's (kind, text line) pairs with file line numbers."""
     shift = _shift(part, sent, stats)
     if part.lines is not None:  # from a worker
-        if not shift:
-            yield from part.lines
-            return
+        kinds, text, ends = part.lines
         renumber = lines.renumber
-        for kind, text in part.lines:
-            yield kind, renumber(text, shift)
+        start = 0
+        for kind, end in zip(kinds, ends, strict=True):
+            line = text[start:end]
+            yield kind, (renumber(line, shift) if shift else line)
+            start = end
         return
     for e in part.events:  # parsed here (a cut that was not clean)
         text = lines.render(e)
