@@ -70,7 +70,7 @@ def _plain_header(d: Any, text: str) -> Any:
     """The dialect's header with nothing remembered from earlier lines and empty caches."""
     d._last = None
     d._last_match = ("", None)
-    for cache in (sglang._STAMPS, sglang._RANKS, vllm._STAMPS):
+    for cache in (sglang._STAMPS, sglang._RANKS, vllm._STAMPS, vllm._HEADERS):
         cache.clear()
     parsed = d.header(text)
     return None if parsed is None else (dataclasses.asdict(parsed[0]), parsed[1])
@@ -124,6 +124,19 @@ def test_header_equals_a_fresh_parse_on_fixtures(make: Any) -> None:
     for text in _texts():
         for piece in d.split_glued(d.envelope(text).text):
             assert _header(d, piece) == _plain_header(ref, piece), piece
+
+
+@pytest.mark.parametrize("make", [SglangDialect, VllmDialect], ids=["sglang", "vllm"])
+def test_header_with_warm_caches_equals_a_fresh_parse_on_fixtures(make: Any) -> None:
+    """The caches kept across every fixture line (stamps, rank tags, vLLM's Header per header text)
+    give what a parse with empty caches gives."""
+    ref = make()
+    pieces = [piece for text in _texts() for piece in ref.split_glued(ref.envelope(text).text)]
+    want = [_plain_header(ref, piece) for piece in pieces]
+    for cache in (sglang._STAMPS, sglang._RANKS, vllm._STAMPS, vllm._HEADERS):
+        cache.clear()
+    d = make()
+    assert [_header(d, piece) for piece in pieces] == want
 
 
 def test_sglang_header_after_the_same_header() -> None:
@@ -215,3 +228,70 @@ def test_clock_equals_its_definition(stamps: list[tuple[int | None, int | None, 
     for stamp in stamps:
         assert c.seconds(stamp) == ref.seconds(stamp)
         assert (c.first, c.last) == (ref.first, ref.last)
+
+
+# every stamp the dialects can give: two-digit months, days and hours as printed (not only valid ones)
+_ANY_STAMP = st.one_of(
+    st.tuples(st.none(), st.integers(0, 99), st.integers(0, 99), st.floats(0, 99 * 3600 + 99 * 60 + 100)),
+    st.tuples(st.integers(0, 9999), st.integers(0, 99), st.integers(0, 99), st.floats(0, 99 * 3600 + 99 * 60 + 100)),
+    st.tuples(st.none(), st.none(), st.none(), st.floats(0, 99 * 3600 + 99 * 60 + 100)),
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(_ANY_STAMP, max_size=30), _ANY_STAMP)
+def test_clock_repeats_means_a_second_question_changes_nothing(
+    stamps: list[tuple[int | None, int | None, int | None, float]],
+    stamp: tuple[int | None, int | None, int | None, float],
+) -> None:
+    """``Parser.base`` keeps a header's clock seconds where ``Clock.repeats`` says so."""
+    c = Clock()
+    for s in stamps:
+        c.seconds(s)
+    offset = c.year_offset
+    t = c.seconds(stamp)
+    state = (c.first, c.last, c.year_offset)
+    if c.repeats(stamp, offset):
+        assert c.seconds(stamp) == t
+        assert (c.first, c.last, c.year_offset) == state
+
+
+def test_clock_repeats_is_false_where_a_second_question_moves() -> None:
+    """Why ``repeats`` excludes a time alone (an hour past 23 moves the day) and a moved offset
+    (a year stamp then one without, in one file, moves it on each question)."""
+    c = Clock()
+    stamp: tuple[int | None, int | None, int | None, float] = (None, None, None, 30 * 3600.0)
+    assert not c.repeats(stamp, c.year_offset)
+    assert c.seconds(stamp) != c.seconds(stamp)
+    c = Clock()
+    c.seconds((2, 1, 1, 0.0))
+    stamp = (None, 1, 1, 0.0)
+    offset = c.year_offset
+    t = c.seconds(stamp)
+    assert not c.repeats(stamp, offset)
+    assert c.seconds(stamp) != t
+
+
+def _records(path: Any) -> tuple[Any, list[Any]]:
+    from logscope.parsers import detect, dialect
+    from logscope.parsers.pipeline import Parser
+
+    lines = list(read_lines(str(path)))
+    d = dialect(detect(lines[:3000]) or "vllm")
+    return d, list(Parser(d).records(lines))
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+def test_base_keeps_only_what_a_fresh_computation_gives(path: Any) -> None:
+    """``Parser.base`` takes the last record's header values again for the same Header: the same
+    dicts, record by record, as asking for each record afresh, and the clock ends alike."""
+    from logscope.parsers.pipeline import Parser
+
+    d, recs = _records(path)
+    kept, fresh = Parser(d), Parser(d)
+    for rec in recs:
+        fresh._memo = (None,) * 9
+        assert kept.base(rec) == fresh.base(rec), (path.name, rec.line)
+        fresh._memo = (None,) * 9
+        assert kept.events_of(rec) == fresh.events_of(rec), (path.name, rec.line)
+    assert (kept.clock.first, kept.clock.last) == (fresh.clock.first, fresh.clock.last)

@@ -3,7 +3,8 @@
 A parser hands over plain values that almost always already have the field's type (an int for an
 ``int`` field, a float or an int for a ``float`` one, ``None`` for an optional one). Full pydantic
 validation of such values, plus making the event small afterwards (``Event.model_post_init``), costs
-~70k CPU instructions for a ``decode_batch``; this path ~35k (callgrind), and its events share their
+~70k CPU instructions for a ``decode_batch``; this path ~33k (callgrind; ~41k while each event's
+values were first merged into a dict and its steps looped over), and its events share their
 repeated time and process strings. On an event-dense log (SGLang: a batch line per scheduler step,
 a million a run) that is a good part of the parse. Here each model's annotations become a
 small table, per field: which Python types are taken as they are, which are converted (an int for a
@@ -50,17 +51,10 @@ _SHARED_FIELDS = ("time", "process", "level")
 _SHARE_CAP = 8192  # distinct values kept per field before its cache starts over
 _MAX_SHAPES = 512  # shapes remembered per kind (a parser gives a handful)
 
-# a shape: the names given, in order, and the exact type of each value
-_ShapeKey = tuple[tuple[str, ...], tuple[type, ...]]
-
-
-@dataclass(frozen=True, slots=True)
-class _Shape:
-    """What is left to do for one shape of input once its names and types are known to be fine."""
-
-    fields_set: set[str]  # the shared ``__pydantic_fields_set__`` of these names
-    steps: tuple[tuple[str, int, Any], ...]  # (field, action, its table): value-dependent work
-    factories: tuple[tuple[str, Callable[[], Any]], ...]  # fields not given whose default is made
+# a shape: the names given, in order (base's, then fields'), then the exact type of each value
+_ShapeKey = tuple[Any, ...]
+# builds the event from (base, fields) of its shape, or gives None: a value that must be validated
+_Builder = Callable[[dict[str, Any], dict[str, Any]], Event | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,28 +67,65 @@ class _Plan:
     required: frozenset[str]
     factories: tuple[tuple[str, Callable[[], Any]], ...]  # fields whose default is made per instance
     template: dict[str, Any]  # every field, defaults filled in, a key-sharing dict (copied per event)
-    shapes: dict[_ShapeKey, _Shape | None]  # None: that shape is always validated
+    shapes: dict[_ShapeKey, _Builder | None]  # None: that shape is always validated
 
-    def shape(self, key: _ShapeKey) -> _Shape | None:
-        """What ``key`` needs (None: some name or type is not known for sure), remembered."""
-        names, types = key
-        shape: _Shape | None = None
+    def shape(self, key: _ShapeKey) -> _Builder | None:
+        """The builder of ``key``'s shape (None: some name or type is not known for sure, or a name
+        is given twice), remembered."""
+        n = len(key) // 2
+        names, types = key[:n], key[n:]
+        build: _Builder | None = None
         steps = []
         for name, t in zip(names, types, strict=True):
             action = self.accept.get(name, {}).get(t)
             if action is None:  # not a field (extra="forbid"), or a type pydantic may treat otherwise
                 break
             if action != _KEEP:
-                steps.append((name, action, self.tables.get(name)))
+                steps.append((name, action))
         else:
-            if self.required <= set(names):
-                shape = _Shape(
-                    fields_set=fields_set_of_keys(names), steps=tuple(steps),
-                    factories=tuple((n, f) for n, f in self.factories if n not in names),
-                )
+            if self.required <= set(names) and len(set(names)) == n:
+                build = self._builder(names, steps)
         if len(self.shapes) < _MAX_SHAPES:
-            self.shapes[key] = shape
-        return shape
+            self.shapes[key] = build
+        return build
+
+    def _builder(self, names: tuple[str, ...], steps: list[tuple[str, int]]) -> _Builder:
+        """The shape's steps written out as one function (no loop over steps, no dispatch on the
+        action per value): the fields given over a copy of the template, each value that needs it
+        converted or shared in place, then the instance. A value that is not sure to come out as
+        pydantic's makes it return None (``make_event`` validates then)."""
+        env: dict[str, Any] = {
+            "template": self.template, "new": self.cls.__new__, "cls": self.cls, "fields_set": fields_set_of_keys(names),
+            "set_dict": _SET_DICT, "set_fields_set": _SET_FIELDS_SET, "set_extra": _SET_EXTRA,
+            "set_private": _SET_PRIVATE, "share": _share, "to_list": _list, "UNSURE": _UNSURE, "str": str,
+            "dict": dict, "float": float, "type": type, "LOW": -_FLOAT_EXACT, "HIGH": _FLOAT_EXACT,
+        }
+        body = ["def build(base, fields):", "    d = template.copy()", "    d.update(base)", "    d.update(fields)"]
+        for i, (name, action) in enumerate(steps):
+            t = f"t{i}"
+            env[t] = self.tables.get(name)
+            body.append(f"    v = d[{name!r}]")
+            if action == _SHARE:
+                body += [f"    w = {t}.get(v)", f"    d[{name!r}] = w if w is not None else share({t}, v)"]
+                continue
+            if action == _TO_FLOAT:
+                body += ["    if not LOW <= v <= HIGH:", "        return None", f"    d[{name!r}] = float(v)"]
+            elif action == _LITERAL:
+                body += [f"    w = {t}.get(v, UNSURE)", "    if w is UNSURE:", "        return None", f"    d[{name!r}] = w"]
+            elif action == _LIST:
+                body += [f"    w = to_list(v, {t})", "    if w is UNSURE:", "        return None", f"    d[{name!r}] = w"]
+            else:  # _DICT: a new dict, its keys strings (an empty one, as SGLang's batch lines give: no test)
+                body += ["    if v:", "        for k in v:", "            if type(k) is not str:", "                return None",
+                         f"    d[{name!r}] = dict(v)"]
+        for i, (name, factory) in enumerate(self.factories):
+            if name not in names:
+                env[f"f{i}"] = factory
+                body.append(f"    d[{name!r}] = f{i}()")
+        body += ["    obj = new(cls)", "    set_dict(obj, d)", "    set_fields_set(obj, fields_set)", "    set_extra(obj, None)",
+                 "    set_private(obj, None)", "    return obj"]
+        exec("\n".join(body), env)  # noqa: S102 - our own code, built from the model's annotations
+        build: _Builder = env["build"]
+        return build
 
 
 _UNSURE = object()  # a value that is not sure to come out as pydantic's: validate instead
@@ -113,48 +144,25 @@ def make_event(kind: str, base: dict[str, Any], fields: dict[str, Any]) -> Event
     is handed to it.
 
     The names given and the exact type of each value (the input's "shape") decide everything but a
-    few value checks; a parser gives a handful of shapes per kind, so each is worked out once and
-    looked up after that (one tuple of types per event, built in C)."""
+    few value checks; a parser gives a handful of shapes per kind, so each is worked out once into a
+    function written out for it (``_Plan.shape``) and looked up after that by one flat tuple of the
+    names and the types (built in C, and hashed and compared as one tuple: the values are never
+    merged into a dict of their own, the event's copy of the template takes them directly)."""
     try:
         plan = _PLANS[kind]
     except KeyError:
         plan = _PLANS[kind] = _plan(kind)
-    values = {**base, **fields}
-    if plan is None or len(values) != len(base) + len(fields):
-        return EVENT_TYPES[kind](**base, **fields)
-    key = (tuple(values), tuple(map(type, values.values())))
-    try:
-        shape = plan.shapes[key]
-    except KeyError:
-        shape = plan.shape(key)
-    if shape is None:
-        return EVENT_TYPES[kind](**base, **fields)
-    for name, action, table in shape.steps:
-        v = values[name]
-        if action == _SHARE:
-            values[name] = _share(table, v)
-            continue
-        if action == _TO_FLOAT:
-            w = float(v) if -_FLOAT_EXACT <= v <= _FLOAT_EXACT else _UNSURE
-        elif action == _LITERAL:
-            w = table.get(v, _UNSURE)
-        elif action == _LIST:
-            w = _list(v, table)
-        else:  # _DICT
-            w = dict(v) if all(type(k) is str for k in v) else _UNSURE
-        if w is _UNSURE:
-            return EVENT_TYPES[kind](**base, **fields)
-        values[name] = w
-    d = plan.template.copy()
-    d.update(values)
-    for name, factory in shape.factories:
-        d[name] = factory()
-    obj = plan.cls.__new__(plan.cls)
-    _SET_DICT(obj, d)
-    _SET_FIELDS_SET(obj, shape.fields_set)
-    _SET_EXTRA(obj, None)
-    _SET_PRIVATE(obj, None)
-    return obj
+    if plan is not None:
+        key = (*base, *fields, *map(type, base.values()), *map(type, fields.values()))
+        try:
+            build = plan.shapes[key]
+        except KeyError:
+            build = plan.shape(key)
+        if build is not None:
+            obj = build(base, fields)
+            if obj is not None:
+                return obj
+    return EVENT_TYPES[kind](**base, **fields)
 
 
 def restore_event(kind: str, values: dict[str, Any]) -> Event:

@@ -34,7 +34,11 @@ LEVELS = {"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL"}
 
 @dataclass(slots=True)
 class Header:
-    """What an engine's log prefix says about a line."""
+    """What an engine's log prefix says about a line.
+
+    Never changed once built: a dialect hands the same Header to every line that starts with the
+    same prefix text (lines in a row mostly do), and records share it. (Not ``frozen``: that would
+    make each of the headers that are built dearer.)"""
 
     level: str | None
     time: str | None
@@ -300,6 +304,24 @@ class Clock:
             self.last = t
         return t
 
+    @property
+    def year_offset(self) -> float:
+        """Years added to stamps without a year, in seconds (moves when such a stamp goes back)."""
+        return self._year_offset
+
+    def repeats(self, stamp: tuple[int | None, int | None, int | None, float], year_offset: float) -> bool:
+        """Would ``seconds(stamp)``, asked again right after the call that found ``year_offset``
+        before it, give the same time and change nothing? Then a caller may keep the first answer
+        (``Parser.base``).
+
+        True for a stamp with a month and a day when that call left the year offset alone: the same
+        sum of the same numbers gives the same ``t``, the call left ``last >= t``, and either took
+        ``last`` from ``t`` or found ``t >= last - 180 days`` (else it would have moved the offset):
+        so the offset stays. Not after the offset moved (``t`` was summed in another order), nor for
+        a time alone: its day is taken from ``last``, which the first call may have moved (an hour
+        printed past 23 moves it again)."""
+        return stamp[1] is not None and stamp[2] is not None and self._year_offset == year_offset
+
 
 CUM_DAYS = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
 
@@ -332,6 +354,9 @@ class Parser:
         self.engine = dialect.name
         self.counts: dict[str, int] = {}
         self._last_base: dict[str, Any] | None = None
+        # base()'s last header-derived values: (header, process, clock, time, t_s, process, tp, dp, level)
+        self._memo: tuple[Any, ...] = (None,) * 9
+        self._rel: tuple[float | None, float | None, float] = (None, None, 0.0)  # events_of: (t, first, t_s)
         self.sparse = False  # set by the reader when it skips lines that hold no anchor
         self._pending: tuple[Record | None, Record | None] = (None, None)  # (sparse) open block, open record
         # how the input began and ended, for parsing one file in ranges (logscope.parsers.chunks):
@@ -493,21 +518,41 @@ class Parser:
         self.start_kept = first_done
 
     def base(self, rec: Record) -> dict[str, Any]:
-        """The fields every event of ``rec`` shares: where, when, which process and ranks, raw text."""
+        """The fields every event of ``rec`` shares: where, when, which process and ranks, raw text.
+
+        The time, clock seconds, process, ranks and level of a record are a function of its header
+        and its process tag, and records in a row mostly share both (the same Header object: see
+        ``Header``). So they are kept for the last pair, and taken again when the next record has
+        that same Header and process tag and the clock is the same, and asking the clock again
+        would change nothing (``Clock.repeats``: the clock's last question was this stamp)."""
         h = rec.header
         process = rec.process
-        tp, dp = ranks_of(process) if process else (None, None)
-        if h is None:
-            time, t_s, level = rec.outer_time, None, None
+        clock = self.clock
+        memo = self._memo
+        if h is not None and h is memo[0] and process == memo[1] and clock is memo[2]:
+            time, t_s, process, tp, dp, level = memo[3:]
         else:
-            time, level = h.time, h.level
-            t_s = None if h.stamp is None else self.clock.seconds(h.stamp)
-            if h.tp_rank is not None:
-                tp = h.tp_rank
-            if h.dp_rank is not None:
-                dp = h.dp_rank
-            if h.process:
-                process = f"{process} {h.process}" if process else h.process
+            tp, dp = ranks_of(process) if process else (None, None)
+            repeats = False
+            if h is None:
+                time, t_s, level = rec.outer_time, None, None
+            else:
+                time, level = h.time, h.level
+                stamp = h.stamp
+                if stamp is None:
+                    t_s, repeats = None, True
+                else:
+                    offset = clock.year_offset
+                    t_s = clock.seconds(stamp)
+                    repeats = clock.repeats(stamp, offset)
+                if h.tp_rank is not None:
+                    tp = h.tp_rank
+                if h.dp_rank is not None:
+                    dp = h.dp_rank
+                if h.process:
+                    process = f"{process} {h.process}" if process else h.process
+            # kept only while the clock was asked nothing else since
+            self._memo = (h, rec.process, clock, time, t_s, process, tp, dp, level) if repeats else (None,) * 9
         return {
             "engine": self.engine,
             "file": rec.file,
@@ -531,8 +576,12 @@ class Parser:
         an OOM or a KV-capacity error sits inside a traceback that is also an ``error``).
         """
         base = self.base(rec)
-        if base["t_s"] is not None and self.clock.first is not None:
-            base["t_s"] = round(base["t_s"] - self.clock.first, 3)
+        t, first = base["t_s"], self.clock.first
+        if t is not None and first is not None:
+            rel = self._rel  # the last answer, for the same objects (base() hands the same t again)
+            if t is not rel[0] or first is not rel[1]:
+                rel = self._rel = (t, first, round(t - first, 3))
+            base["t_s"] = rel[2]
         self._last_base = base
         text = rec.message
         candidate: str | None = None

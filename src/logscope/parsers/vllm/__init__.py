@@ -27,6 +27,13 @@ _Stamp = tuple[int | None, int | None, int | None, float]
 # their second. Cleared when full: a cache, never a record of the log.
 _STAMPS: dict[str, _Stamp] = {}
 _CACHE_SIZE = 4096
+# The Header of each header text (``_HEADER``'s whole match): a log repeats a few sources within a
+# second, so a header text recurs (35 lines a text on a request-heavy log). The Header is a pure
+# function of the matched text: each group's bounds within it are forced (the level is one of fixed
+# words, the stamp has fixed widths, the source name holds no ``:``, no space and no bracket, so its
+# first ``:`` and the ``]`` after the digits end it; a leading ``[`` is the prefix's, as no level
+# starts with one). Headers are shared, never changed (see ``Header``). Cleared when full.
+_HEADERS: dict[str, Header] = {}
 
 
 class VllmDialect(Dialect):
@@ -48,14 +55,21 @@ class VllmDialect(Dialect):
     def header(self, text: str) -> tuple[Header, str] | None:
         m = self._own_header(text)
         if m is not None:
-            time = text[m.start("mon"):m.end("s")]  # "MM-DD HH:MM:SS", as printed
-            stamp = _STAMPS.get(time)
-            if stamp is None:
-                if len(_STAMPS) >= _CACHE_SIZE:
-                    _STAMPS.clear()
-                mon, day, h, mi, s = m.group("mon", "day", "h", "m", "s")
-                stamp = _STAMPS[time] = (None, int(mon), int(day), float(int(h) * 3600 + int(mi) * 60 + int(s)))
-            return Header(m["level"], time, m["src"], stamp), text[m.end():]
+            end = m.end()
+            head = text[:end]
+            hdr = _HEADERS.get(head)
+            if hdr is None:
+                time = text[m.start("mon"):m.end("s")]  # "MM-DD HH:MM:SS", as printed
+                stamp = _STAMPS.get(time)
+                if stamp is None:
+                    if len(_STAMPS) >= _CACHE_SIZE:
+                        _STAMPS.clear()
+                    mon, day, h, mi, s = m.group("mon", "day", "h", "m", "s")
+                    stamp = _STAMPS[time] = (None, int(mon), int(day), float(int(h) * 3600 + int(mi) * 60 + int(s)))
+                if len(_HEADERS) >= _CACHE_SIZE:
+                    _HEADERS.clear()
+                hdr = _HEADERS[head] = Header(m["level"], time, m["src"], stamp)
+            return hdr, text[end:]
         if text[:1] in "DIWEC":
             m = _UVICORN.match(text)
             if m is not None:
