@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,30 +29,47 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 
 
-def _child(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, float, bytes]:
-    """(seconds, peak RSS in MB, stdout) of one child process (its own peak, from ``wait4``)."""
+# The child reports its own peak RSS: the high-water mark of its own memory map (``VmHWM``, new at
+# exec) and the largest of its worker processes (``--jobs``). The peak ``wait4`` gives is no good
+# here: at exec Linux keeps the exec-ing process's old high-water mark, which for a child forked (or
+# vforked) from this process is this process's own peak, and it holds the outputs it compares.
+_REPORT_RSS = """
+import atexit, os, resource, runpy, sys
+
+def _report():
+    hwm = next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM:"))
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    with open(os.environ["LOGSCOPE_BENCH_RSS"], "w") as fh:
+        fh.write(str(max(hwm, kids)))
+
+atexit.register(_report)
+sys.argv = ["logscope", *sys.argv[1:]]
+runpy.run_module("logscope", run_name="__main__")
+"""
+
+
+def _child(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, float | None, bytes]:
+    """(seconds, peak RSS in MB, stdout) of one child process. A ``logscope`` command (``[python, "-m",
+    "logscope", ...]``) reports its own peak (``_REPORT_RSS``); other commands none."""
+    rss_file = None
+    env = None
+    if cmd[1:3] == ["-m", "logscope"]:
+        fd, rss_file = tempfile.mkstemp(prefix="logscope-bench-rss-")
+        os.close(fd)
+        env = {**os.environ, "LOGSCOPE_BENCH_RSS": rss_file}
+        cmd = [cmd[0], "-c", _REPORT_RSS, *cmd[3:]]
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE, env=env)
     out, err = p.communicate()
     dt = time.perf_counter() - t0
     if p.returncode not in (0, 1):
         sys.exit(f"{' '.join(cmd[:4])} failed: {err.decode(errors='replace')[-500:]}")
-    return dt, p.rss_mb, out or b""  # type: ignore[attr-defined]
-
-
-def _rss_popen() -> None:
-    """Make ``Popen`` keep each child's own peak RSS (``wait4``), not the maximum over all children."""
-
-    class Popen(subprocess.Popen):  # type: ignore[type-arg]
-        rss_mb = 0.0
-
-        def _try_wait(self, wait_flags):  # type: ignore[no-untyped-def]
-            pid, sts, ru = os.wait4(self.pid, wait_flags)
-            if pid:
-                self.rss_mb = ru.ru_maxrss / 1024
-            return pid, sts
-
-    subprocess.Popen = Popen  # type: ignore[misc]
+    rss = None
+    if rss_file is not None:
+        text = Path(rss_file).read_text()
+        os.unlink(rss_file)
+        rss = int(text) / 1024 if text else None
+    return dt, rss, out or b""
 
 
 def _python_loop(path: str) -> float:
@@ -134,7 +152,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=0,
                     help="also time `logscope events --jobs N` and `analyze --jobs N` (and check their output)")
     a = ap.parse_args(argv)
-    _rss_popen()
     path = a.log
     size_mb = os.path.getsize(path) / 1e6
     exe = [sys.executable, "-m", "logscope"]
