@@ -11,6 +11,7 @@ import pytest
 
 import logscope
 from logscope import api
+from logscope.collector import THRESHOLD, fewer_collections
 from tests.conftest import FIXTURES
 
 
@@ -23,10 +24,10 @@ def threshold() -> Iterator[None]:
 
 def test_fewer_collections_raises_then_restores(threshold: None) -> None:
     gc.set_threshold(700, 10, 10)
-    with api._fewer_collections(50_000):
+    with fewer_collections(50_000):
         assert gc.get_threshold() == (50_000, 10, 10)
     assert gc.get_threshold() == (700, 10, 10)
-    with pytest.raises(RuntimeError), api._fewer_collections(50_000):
+    with pytest.raises(RuntimeError), fewer_collections(50_000):
         raise RuntimeError
     assert gc.get_threshold() == (700, 10, 10)
 
@@ -34,7 +35,7 @@ def test_fewer_collections_raises_then_restores(threshold: None) -> None:
 @pytest.mark.parametrize("set_before", [(0, 10, 10), (200_000, 5, 5)])
 def test_fewer_collections_leaves_a_higher_threshold_or_collection_off(threshold: None, set_before: tuple[int, int, int]) -> None:
     gc.set_threshold(*set_before)
-    with api._fewer_collections(50_000):
+    with fewer_collections(50_000):
         assert gc.get_threshold() == set_before
     assert gc.get_threshold() == set_before
 
@@ -52,5 +53,5 @@ def test_load_and_analyze_put_the_threshold_back(threshold: None, monkeypatch: p
     path = next(p for p in sorted(FIXTURES.rglob("*.log")) if "sglang" in str(p))
     run = logscope.load(str(path))
     run.analyze()
-    assert seen == [(api.LOAD_GC_THRESHOLD, 10, 10)]
+    assert seen == [(THRESHOLD, 10, 10)]
     assert gc.get_threshold() == (700, 10, 10)

@@ -7,8 +7,6 @@ time. ``t_s`` counts seconds from the run's first timestamp.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import heapq
 import itertools
 import operator
@@ -18,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from logscope.collector import fewer_collections
 from logscope.errors import LogscopeError, UnreadableInput
 from logscope.events import Event, copy_event
 from logscope.parsers import detect, dialect
@@ -63,7 +62,7 @@ class Run:
         from logscope.analyses.report import build_report
         from logscope.digest import run_rules
 
-        with _fewer_collections():  # the analyses make frames and lists over every event: see load()
+        with fewer_collections():  # the analyses make frames and lists over every event (logscope.collector)
             report = build_report(self)
             report.findings = run_rules(self, report)
         return report
@@ -264,31 +263,6 @@ def _in_time_order(evs: list[Event]) -> bool:
     return True
 
 
-# Collections of the youngest generation, once per this many new container objects while a run is
-# loaded or analyzed (CPython's default: 700). A run keeps every event it parses (an event, its dict, a list or
-# dict field: a few objects per line), so at the default the collector ran ~1,400 times on a 100k-line
-# SGLang log and walked the growing heap of events each time it reached the older generations:
-# ~20% of ``analyze`` (measured with gc.callbacks; ~2% at this value, the peak memory the same).
-# Only garbage in reference cycles waits for a collection (rare here: a caught exception's traceback),
-# and at most this many allocations.
-LOAD_GC_THRESHOLD = 100_000
-
-
-@contextlib.contextmanager
-def _fewer_collections(threshold: int = LOAD_GC_THRESHOLD) -> Iterator[None]:
-    """Raise the collector's first threshold (``LOAD_GC_THRESHOLD``) for the block, then put back
-    what it was. A threshold set higher (or to 0: collection off) is left as it is."""
-    old = gc.get_threshold()
-    if old[0] == 0 or old[0] >= threshold:
-        yield
-        return
-    gc.set_threshold(threshold, *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-
-
 def load(
     paths: PathLike | Sequence[PathLike],
     engine: str | None = "auto",
@@ -307,7 +281,7 @@ def load(
     with the events of the serial parse, so the same run.
     Raises ``UnreadableInput`` when nothing in the input was text.
     """
-    with _fewer_collections():
+    with fewer_collections():
         return _load(paths, engine, keep_unparsed, stats, keep_literals, jobs)
 
 

@@ -33,6 +33,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from logscope.collector import fewer_collections
 from logscope.events import EVENT_TYPES, Event, copy_event, restore_event
 from logscope.parsers import dialect
 from logscope.parsers.framing import ReadStats, Sparse, _decode, is_gzip, read_lines
@@ -123,7 +124,8 @@ def parse_range(job: Job) -> Part:
         # nothing of them (engine, first stamp and first record are known) and skips from its start
         sparse = Sparse(cached_scanner(job.scan), parser.wants_next, head=job.sparse_head if job.start == 0 else 0,
                         timed=parser.dialect.starts_timed)
-    events = list(parser.events(read_lines(job.path, stats, sparse, byte_range=(job.start, job.end))))
+    with fewer_collections():  # a range's events all stay alive until sent
+        events = list(parser.events(read_lines(job.path, stats, sparse, byte_range=(job.start, job.end))))
     return Part(
         job=job, events=events, stats=stats, first=clock.first, low=clock.low, last=clock.last,
         odd_clock=clock.odd, open_at_end=parser.open_at_end, start_kept=parser.start_kept,
