@@ -73,8 +73,6 @@ def events(
     include_unparsed: bool, with_raw: bool, jobs: int,
 ) -> None:
     """The typed events of LOGS (files, .gz, directories, - for stdin)."""
-    from logscope.errors import UnreadableInput
-
     want = set(kinds)
     keep_unparsed = include_unparsed or "unparsed" in want
     if fmt == "jsonl" and jobs > 1 and _events_lines(logs, engine, want, keep_unparsed, output, with_raw, jobs):
@@ -97,11 +95,18 @@ def events(
         from logscope.render.tables import write_table
 
         write_table(list(selected), fmt, output, with_raw=with_raw)
+    _events_done(logs, stats, known[0])
+
+
+def _events_done(logs: tuple[str, ...], stats: Any, known: int) -> None:
+    """The reader's notes; an error when nothing in the input was text (``known``: events of a known
+    kind seen, whatever was selected)."""
+    from logscope.api import _nothing_read, nothing_read
+    from logscope.errors import UnreadableInput
+
     for note in stats.notes:
         click.echo(f"logscope: note: {note}", err=True)
-    from logscope.api import _nothing_read, nothing_read
-
-    if nothing_read(stats, known[0]):
+    if nothing_read(stats, known):
         raise UnreadableInput(_nothing_read(list(logs), stats))
 
 
@@ -111,8 +116,7 @@ def _events_lines(
 ) -> bool:
     """``events --format jsonl --jobs N`` on one big file: the workers write the JSON lines (the same
     bytes). False when the input is not one file worth cutting."""
-    from logscope.api import _nothing_read, iter_event_lines, nothing_read
-    from logscope.errors import UnreadableInput
+    from logscope.api import iter_event_lines
     from logscope.parsers.framing import ReadStats
     from logscope.render.jsonl import NumberedLines, write_lines
 
@@ -131,10 +135,7 @@ def _events_lines(
                 yield text
 
     write_lines(chosen(), output)
-    for note in stats.notes:
-        click.echo(f"logscope: note: {note}", err=True)
-    if nothing_read(stats, known):
-        raise UnreadableInput(_nothing_read(list(logs), stats))
+    _events_done(logs, stats, known)
     return True
 
 
