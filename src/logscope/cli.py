@@ -85,8 +85,8 @@ def events(
             known[0] += e.kind != "unparsed"
             yield e
 
-    selected = (e for e in counted(stream)
-                if (not want or e.kind in want) and (keep_unparsed or e.kind != "unparsed"))
+    chosen = _chosen(want, keep_unparsed)
+    selected = (e for e in counted(stream) if chosen(e.kind))
     if fmt == "jsonl":
         from logscope.render.jsonl import write_jsonl
 
@@ -96,6 +96,11 @@ def events(
 
         write_table(list(selected), fmt, output, with_raw=with_raw)
     _events_done(logs, stats, known[0])
+
+
+def _chosen(want: set[str], keep_unparsed: bool) -> Callable[[str], bool]:
+    """Is an event of this kind written? (``--kind`` choices, unparsed only when asked for)"""
+    return lambda kind: (not want or kind in want) and (keep_unparsed or kind != "unparsed")
 
 
 def _events_done(logs: tuple[str, ...], stats: Any, known: int) -> None:
@@ -126,15 +131,16 @@ def _events_lines(
     if pairs is None:
         return False
     known = 0
+    chosen = _chosen(want, keep_unparsed)
 
-    def chosen() -> Iterator[bytes]:
+    def selected() -> Iterator[bytes]:
         nonlocal known
         for kind, text in pairs:
             known += kind != "unparsed"
-            if (not want or kind in want) and (keep_unparsed or kind != "unparsed"):
+            if chosen(kind):
                 yield text
 
-    write_lines(chosen(), output)
+    write_lines(selected(), output)
     _events_done(logs, stats, known)
     return True
 

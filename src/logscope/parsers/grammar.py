@@ -773,9 +773,9 @@ def _extractor(groups: list[tuple[str, str, Converter]], each: set[str]) -> Call
     for i, (_g, name, conv) in enumerate(groups):
         env[f"c{i}"] = conv
         body += [f"    v = g[{i}]", "    if v is not None:"]
-        if conv is to_int or conv is to_float:
+        plain = _PLAIN.get(conv)
+        if plain is not None:
             # a number without thousands separators is read directly; int/float refuse one with them
-            plain = "int" if conv is to_int else "float"
             body += ["        try:", f"            x = {plain}(v)", "        except ValueError:",
                      f"            x = {conv.__name__}(v)"]
             value = "x"
