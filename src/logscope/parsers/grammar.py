@@ -225,7 +225,15 @@ def Until(stop: str, name: str | None = None, conv: Converter = to_str) -> Leaf:
 def NumList(name: str, sep: str = ", ") -> Leaf:  # noqa: N802
     """A separated list of floats, e.g. per-position acceptance ``0.600, 0.385, 0.215``."""
     pattern = f"{FLOAT}(?:{re.escape(sep)}{FLOAT})*+"
-    return Leaf(pattern, name, lambda s: [to_float(x) for x in s.split(sep)])
+
+    def floats(text: str) -> list[float]:
+        parts = text.split(sep)
+        try:  # float refuses a thousands separator: only then is to_float needed
+            return list(map(float, parts))
+        except ValueError:
+            return [to_float(x) for x in parts]
+
+    return Leaf(pattern, name, floats)
 
 
 @dataclass(frozen=True, init=False)
@@ -387,7 +395,7 @@ class _NoTrace(Exception):
     """A grammar part that ``_Traces`` does not flatten (a field list inside a field list)."""
 
 
-_Path = tuple[re.Pattern[str], Callable[[tuple[str, ...]], dict[str, Any]]]  # a path's flat regex, reader
+_Path = tuple[re.Pattern[str], Callable[[str], dict[str, Any] | None]]  # a path's flat regex, reader
 
 
 class _Traces:
@@ -424,22 +432,25 @@ class _Traces:
         self.each = g._compiled[2]
         self.lead = _first_lit(g.expr) if g.search else ""
         self.known: list[_Path] = []
+        self.first: Callable[[str], dict[str, Any] | None] = _no_path  # the reader of known[0]
         self.compiled: dict[Any, _Path | None] = {}  # path -> its regex and reader (None: not usable)
         self._leaf_rx: dict[int, re.Pattern[str]] = {}
 
     def read(self, text: str) -> dict[str, Any] | None:
-        for k, (rx, reader) in enumerate(self.known[: self.TRIES]):
-            if self.search:
-                m = rx.search(text)
-                if m is None or text.find(self.lead) != m.start():
-                    continue
-            else:
-                m = rx.match(text)
-                if m is None:
-                    continue
-            if k:  # most recent first: a log's lines come in runs of the same shape
-                self.known.insert(0, self.known.pop(k))
-            return reader(m.groups())
+        """The fields of ``text`` by the first of the ``TRIES`` most recent paths that fits it, else None."""
+        got = self.first(text)
+        return got if got is not None or len(self.known) < 2 else self.read_older(text)
+
+    def read_older(self, text: str) -> dict[str, Any] | None:
+        """``read`` past the most recent path; the path that fits goes first (a log's lines come in
+        runs of the same shape)."""
+        known = self.known
+        for k in range(1, min(len(known), self.TRIES)):
+            got = known[k][1](text)
+            if got is not None:
+                known.insert(0, known.pop(k))
+                self.first = known[0][1]
+                return got
         return None
 
     def learn(self, text: str, start: int, fields: dict[str, Any]) -> None:
@@ -461,6 +472,7 @@ class _Traces:
             self.known.remove(entry)
         self.known.insert(0, entry)
         del self.known[self.LIMIT:]
+        self.first = entry[1]
 
     def _compile(self, path: Any, text: str, start: int, fields: dict[str, Any]) -> _Path | None:
         ctx = _Ctx()
@@ -468,15 +480,21 @@ class _Traces:
         keys: dict[int, str] = {}
         try:
             src = _flat(self.expr, path, ctx, ops, keys)
-            reader = _path_reader(ctx.groups, ops, keys, self.each)
+            rx = re.compile(src)
+            reader = _path_reader(ctx.groups, ops, keys, self.each, rx, self.lead)
         except _NoTrace:
             return None
-        rx = re.compile(src)
-        m = rx.search(text) if self.search else rx.match(text)
         # a check, not a proof: a path whose reading differs from the extractor's is never used
-        if m is None or m.start() != start or not _same_fields(reader(m.groups()), fields):
+        # (``learn`` comes here only for a search grammar's start at the lead's first occurrence)
+        got = reader(text)
+        if got is None or not _same_fields(got, fields):
             return None
         return rx, reader
+
+
+def _no_path(_text: str) -> None:
+    """``_Traces.first`` before any path is known."""
+    return None
 
 
 def _first_lit(node: Node) -> str:
@@ -611,14 +629,17 @@ def _many_each(node: Many) -> set[str]:
 
 
 def _path_reader(groups: list[tuple[str, str, Converter]], ops: list[tuple[Any, ...]], keys: dict[int, str],
-                 each: set[str]) -> Callable[[tuple[str, ...]], dict[str, Any]]:
-    """The function that turns a path's groups (all of which take part) into the extractor's fields.
+                 each: set[str], rx: re.Pattern[str], lead: str) -> Callable[[str], dict[str, Any] | None]:
+    """The function that reads a text by a path: its flat regex ``rx`` must match (a ``search``
+    grammar's at the first occurrence of its ``lead``, see ``_Traces``), and its groups, all of which
+    then take part, become the extractor's fields. None when the path does not fit the text.
 
     The dict is worked out here once, by doing what the extractor and a field list's split do with
     each group (``_put``, ``_merge``) on the groups' value expressions; the function evaluates every
     group's conversion (as the extractor does, also for a value a later one replaces) and returns
     the dict as one expression. Numbers go to ``int``/``float`` first; when one refuses (thousands
-    separators), all are converted again by the grammar's own converters."""
+    separators), all are converted again by the grammar's own converters. Matching and reading are
+    one function: a matched line is the hot path, and every call level costs as much as a field."""
     env: dict[str, Any] = {}
     fast, slow, value = [], [], []
     for i, (_g, _name, conv) in enumerate(groups):
@@ -656,14 +677,20 @@ def _path_reader(groups: list[tuple[str, str, Converter]], ops: list[tuple[Any, 
             else:
                 out[name] = v
     entries = [f"{k!r}: [{', '.join(v)}]" if isinstance(v, list) else f"{k!r}: {v}" for k, v in out.items()]
-    body = ["def read(g):"]
+    env["_match"], env["_lead"] = rx.match, lead
+    body = ["def read(text):"]
+    if lead:
+        body += ["    at = text.find(_lead)", "    if at < 0:", "        return None", "    m = _match(text, at)"]
+    else:
+        body.append("    m = _match(text)")
+    body += ["    if m is None:", "        return None", "    g = m.groups()"]
     if fast != slow:
         body += ["    try:", *fast, "    except ValueError:", *slow]
     else:
         body += [line[4:] for line in slow]
     body.append(f"    return {{{', '.join(entries)}}}")
     exec("\n".join(body), env)  # noqa: S102 - our own code, built from the path's group list
-    fn: Callable[[tuple[str, ...]], dict[str, Any]] = env["read"]
+    fn: Callable[[str], dict[str, Any] | None] = env["read"]
     return fn
 
 
@@ -724,9 +751,9 @@ class Grammar:
         """Fast path: a learned path's flat regex, else the compiled regex. Returns the fields, or None
         when it does not match."""
         traces = self._traces
-        if traces is not None and traces.known:
-            got = traces.read(text)
-            if got is not None:
+        if traces is not None:
+            got = traces.first(text)  # (read() without its call: this is the hot path)
+            if got is not None or (len(traces.known) > 1 and (got := traces.read_older(text)) is not None):
                 return got
         rx = self._compiled[0]
         m = rx.search(text) if self.search else rx.match(text)

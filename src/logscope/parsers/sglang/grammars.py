@@ -157,11 +157,15 @@ _DECODE_FIELDS = ("running", "tokens", "token_usage", "gen_tok_s", "queue", "acc
 
 def _batch(f: dict[str, Any], keep: frozenset[str]) -> dict[str, Any]:
     """Typed fields of one kind; everything else into ``extra`` (normalised printed keys)."""
-    fields: dict[str, Any] = dict(f.pop("fields", ()))
-    items = f.pop("items", None)
-    extra: dict[str, Any] = dict(items) if items else {}
-    if f:
-        extra.update(f)  # forward_iter, clipped
+    fields: dict[str, Any] = dict(f["fields"]) if "fields" in f else {}
+    extra: dict[str, Any] = {}
+    if len(f) > 1 or not fields:  # more than the typed fields: items, then forward_iter, clipped
+        items = f.get("items")
+        if items:
+            extra.update(items)
+        for k, v in f.items():
+            if k != "fields" and k != "items":
+                extra[k] = v
     graph = fields.pop("graph", None)
     if graph is not None:
         fields["cuda_graph"] = graph[1]
@@ -199,7 +203,7 @@ def _batch_grammar(name: str, kind: str, head: str, keep: tuple[str, ...]) -> Gr
         (head,),
         Seq(head, _HEAD_SEP, Many(_batch_item, ", "), Opt(_CLIPPED), Opt(","), End()),
         search=True,  # behind any prefix a custom logging config may print
-        build=lambda f: _batch(f, kept),
+        build=functools.partial(_batch, keep=kept),
     )
 
 

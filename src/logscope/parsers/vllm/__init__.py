@@ -21,6 +21,9 @@ _GLUED = re.compile(
 )
 # every _GLUED match holds ":MM:SS " (its clock has no fraction): one pass over a line rules glue out
 _CLOCK = re.compile(r":\d\d:\d\d ")
+# ... and its level and "MM-DD HH:MM:SS ": the second check, for lines that hold a clock of another
+# form (an SGLang line's "[2026-10-18 18:01:45 TP0]", where _GLUED's search alone costs ~70 µs)
+_LEVEL_CLOCK = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d ")
 
 _Stamp = tuple[int | None, int | None, int | None, float]
 # The stamp of each printed "MM-DD HH:MM:SS" (a pure function of it): consecutive lines mostly share
@@ -81,6 +84,6 @@ class VllmDialect(Dialect):
             return [text]
         own = self._own_header(text)  # the line's own header (with a "[Stage-0] " prefix) is no glue
         start = own.end() if own else 1
-        if _CLOCK.search(text, start) is None:
+        if _CLOCK.search(text, start) is None or _LEVEL_CLOCK.search(text, start) is None:
             return [text]
         return cut_at(text, (m.start() for m in _GLUED.finditer(text, start)))
