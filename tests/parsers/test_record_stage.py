@@ -181,7 +181,10 @@ def test_vllm_split_glued_equals_its_definition() -> None:
     glued = "(APIServer pid=1) INFO 11-30 12:04:55 [loggers.py:271] Engine 000: Avg prompt throughput: 0.0"
     extra = [glued + glued, glued + " " + glued[18:], "x" * 50 + glued, glued[18:] + "ERROR 11-30 12:04:55 [a.py:1] x",
              "[Stage-0] INFO 11-30 12:04:55 [a.py:1] " + "y" * 40 + "WARNING 11-30 12:04:56 a.py:2] z",
-             "INFO 11-30 12:04:55.123 [a.py:1] " + "y" * 40 + " 12:04:56 "]
+             "INFO 11-30 12:04:55.123 [a.py:1] " + "y" * 40 + " 12:04:56 ",
+             # a clock of another form (SGLang's), alone and with a vLLM record glued behind it
+             sg := "[2026-10-18 18:01:45 TP0] Decode batch, #running-req: 0, #token: 810875, token usage: 0.06",
+             sg + glued, sg + "INFO 10-18 18:01:45 [a.py:1] x"]
     for text in [*_texts(), *extra]:
         env = d.envelope(text).text
         assert d.split_glued(env) == _plain_split_vllm(env), env
