@@ -243,10 +243,14 @@ def _load_run(paths: list[str], engine: str, jobs: int = 1) -> Any:
               help="also write the overlay figures into this directory, as PNG and SVG")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="parse each big log in ranges over this many processes (the same comparison as one process)")
+@click.option("--bench", "bench_files", nargs=2, type=click.Path(dir_okay=False), default=None,
+              metavar="BASE_CLIENT OTHER_CLIENT",
+              help="the benchmark clients' outputs (text or --save-result JSON) of BASE and of OTHER: their workloads "
+                   "are compared (not an A/B test when output length, prompts, concurrency or rate differ)")
 @friendly
 def compare_command(
     base: str, other: str, engine: str, labels: tuple[str, ...], fmt: str, output: str | None, plots_dir: str | None,
-    jobs: int,
+    jobs: int, bench_files: tuple[str, str] | None,
 ) -> None:
     """Two runs side by side: BASE and OTHER (each a log file, .gz or directory), and how much slower OTHER
     decodes (BASE / OTHER of the stable decode rate, by mean, median and peak)."""
@@ -256,7 +260,8 @@ def compare_command(
     if len(labels) > 2:
         raise click.UsageError("--label is given at most twice: BASE's name, then OTHER's")
     check_outputs(output, plots_dir)
-    run_a, run_b = _load_run([base], engine, jobs), _load_run([other], engine, jobs)
+    clients = [[f] for f in bench_files] if bench_files else [[], []]
+    run_a, run_b = _load_run([base, *clients[0]], engine, jobs), _load_run([other, *clients[1]], engine, jobs)
     cmp = compare(run_a, run_b, labels=list(labels) or None)
     plots, written = compare_figures(run_a, run_b, cmp, fmt, plots_dir)
     emit_compare(cmp, fmt, output, plots)

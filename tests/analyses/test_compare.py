@@ -41,7 +41,8 @@ def test_config_differences_warn() -> None:
     assert diffs["chunk_size"] == (8192, 16384, True)
     assert diffs["speculative_method"] == (None, "eagle", False)
     assert "memory_fraction" not in diffs
-    assert cmp.warning is not None and "TP (8 vs 4)" in cmp.warning and "draft tokens" in cmp.warning
+    assert cmp.warning is not None and "TP 8 vs 4" in cmp.warning and "draft tokens" in cmp.warning
+    assert [r.setting for r in cmp.not_ab] == ["tensor_parallel", "chunk_size"]
 
 
 def test_missing_segment_says_why() -> None:

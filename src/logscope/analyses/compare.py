@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
+from logscope.analyses.abguard import SPEC, NotAb, not_ab
 from logscope.analyses.base import RunData, RunLike, median
 from logscope.analyses.decode import StableDecode
 from logscope.analyses.prefill import chunk_series
@@ -95,6 +96,9 @@ class Comparison(BaseModel):
     summary: list[Row] = Field(default_factory=list)
     config_differences: list[ConfigDifference] = Field(default_factory=list)
     warning: str | None = None
+    not_ab: list[NotAb] = Field(default_factory=list, description=(
+        "why BASE and OTHER are not an A/B test of one change (empty: no reason found); the context length is "
+        "the variable under test and is never a reason (degradation.context_ratio)"))
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -195,6 +199,14 @@ def _degradation(a: Report, b: Report, da: RunData, db: RunData) -> Degradation:
     src = sa_ if sa_ == sb_ else f"BASE: {sa_}; OTHER: {sb_}"
     deg.labels["context_ratio"] = f"{cb[sb_]:,.0f} / {ca[sa_]:,.0f} = {ratio:.2f}x, OTHER / BASE ({src})"
     return deg
+
+
+def _context_ratio(a: Report, b: Report, da: RunData, db: RunData) -> float | None:
+    """OTHER / BASE context length from a source both runs share, when the degradation could not give it
+    (a run without a stable decode segment): what ``not_ab`` needs to tell the experiment apart."""
+    ca, cb = _contexts(da, a), _contexts(db, b)
+    common = [k for k in ca if k in cb and ca[k]]
+    return round(cb[common[0]] / ca[common[0]], 2) if common else None
 
 
 _SAME = {"fp8": "fp8_e4m3", "torch.float8_e4m3fn": "fp8_e4m3", "fp8_e4m3fn": "fp8_e4m3"}
@@ -306,18 +318,21 @@ def compare(
     na = {s: {k: v for k, v in (("base", a.not_applicable.get(s)), ("other", b.not_applicable.get(s))) if v}
           for s in SECTIONS if s in a.not_applicable or s in b.not_applicable}
     diffs = _differences(da, db)
+    deg = _degradation(a, b, da, db)
+    ctx = deg.context_ratio if deg.context_ratio is not None else _context_ratio(a, b, da, db)
+    reasons = not_ab(da, db, a, b, ctx, _norm, COMPARED)
     warning = None
-    real = [d for d in diffs if d.both_printed]
-    if real:
-        what = ", ".join(f"{d.label} ({d.base} vs {d.other})" for d in real)
-        warning = (f"Not an A/B test: the runs differ in {what}. The ratios mix the effect of the workload with "
-                   "the effect of these differences.")
-        one_sided = [d.label for d in diffs if not d.both_printed]
+    if reasons:
+        warning = ("Not an A/B test of one change: " + "; ".join(r.reason for r in reasons) + ". The ratios mix "
+                   "the effect of the context length with the effect of these differences.")
+        said = {r.setting for r in reasons} | ({*SPEC} if any(r.category == "speculative decoding" for r in reasons)
+                                               else set())
+        one_sided = [d.label for d in diffs if not d.both_printed and d.setting not in said]
         if one_sided:
             warning += f" Printed by one log only: {', '.join(one_sided)}."
     return Comparison(
         base=RunInfo(label=names[0], engine=da.engine, engine_version=da.engine_version, files=da.files),
         other=RunInfo(label=names[1], engine=db.engine, engine_version=db.engine_version, files=db.files),
-        labels=names[:2], degradation=_degradation(a, b, da, db), sections=sections, not_applicable=na,
-        summary=_summary(a, b), config_differences=diffs, warning=warning,
+        labels=names[:2], degradation=deg, sections=sections, not_applicable=na,
+        summary=_summary(a, b), config_differences=diffs, warning=warning, not_ab=reasons,
     )
