@@ -34,6 +34,7 @@ class Event(BaseModel):
     level: str | None = None
     repeated: int = Field(1, description="times this line stands for (Ray's `[repeated Nx across cluster]` adds N)")
     raw: str = Field("", description="the record's text as read (ANSI colour removed), its physical lines joined by newlines")
+    prefix: str | None = Field(None, description="text before the engine's own header that is no known envelope (a job runner's tags, a stack of process prefixes), as printed")
 
     # An event-dense log holds a million events: each one is made small right after it is built, by
     # any path (validation, ``model_construct``, unpickling a worker's events). See ``compact``.

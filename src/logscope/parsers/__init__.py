@@ -59,12 +59,13 @@ def detect(lines: Iterable[Line], limit: int = 3000) -> str | None:
         for name, d in dialects.items():
             text = d.envelope(ln.text).text
             for piece in d.split_glued(text):
-                parsed = d.header(piece)
+                parsed = d.find_header(piece)
                 if parsed is not None:
-                    hdr, msg = parsed
-                    score[name] += 1 if hdr.stamp is not None else 0
+                    hdr, msg, _ = parsed
+                    # a stamp, or rank tags (a header whose start was cut): the engine's own prefix
+                    score[name] += 1 if hdr.stamp is not None or hdr.tp_rank is not None or hdr.dp_rank is not None else 0
                 else:
-                    msg = piece
+                    msg = piece.lstrip(" ")  # a bare message pasted with its indentation
                 if d.markers and msg.startswith(d.markers):
                     score[name] += 3
                 for g in d.candidates(msg):

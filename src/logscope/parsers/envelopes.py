@@ -32,6 +32,10 @@ _PROC = re.compile(
 _REPEATED = re.compile(
     r"\s*\[repeated (?P<n>\d+)x across cluster\](?: \(Ray deduplicates logs[^)]*\))?\s*$"
 )
+# the last process tag of a text skipped before an engine header: "(A pid=1) (Worker_TP1 pid=9) "
+_PROC_LAST = re.compile(r"\((?P<proc>[^()]*pid=\d+[^()]*)\)\s*$")
+# a terminal's leftovers after a complete record: tmux's scroll position "[386/1830]" after padding
+_SCROLL = re.compile(r"\s{2,}\[\d+/\d+\]$")
 _RANK = re.compile(r"(?:_TP|TP| rank=|^Worker_?)(\d+)")
 _DP = re.compile(r"_DP(\d+)")
 
@@ -85,6 +89,10 @@ def peel(text: str) -> Envelope:
                 process = m2.group("proc")
                 _last_proc = (text[: m2.end()], process)
                 text = text[m2.end() :]
+    if text[-1:] == "]" and text[-2:-1].isdigit() and "/" in text[-12:]:  # terminal junk after the record
+        m4 = _SCROLL.search(text, max(0, len(text) - 400))
+        if m4 is not None:
+            text = text[: m4.start()]
     repeated = 1
     if "[repeated " in text:
         m3 = _REPEATED.search(text)
@@ -92,6 +100,15 @@ def peel(text: str) -> Envelope:
             repeated = int(m3.group("n")) + 1
             text = text[: m3.start()]
     return Envelope(text, process, outer_time, repeated)
+
+
+def inner_process(skipped: str) -> str | None:
+    """The process tag right before an engine header found inside a line (the innermost of a stack
+    such as Ray Serve's ``(ServeReplica:app:D pid=1) (EngineCore pid=2) (Worker pid=3) ``), or None."""
+    if "pid=" not in skipped:
+        return None
+    m = _PROC_LAST.search(skipped)
+    return m.group("proc") if m is not None else None
 
 
 @functools.lru_cache(maxsize=1024)

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from logscope.events import Error, Event, Warning_, make_event
 from logscope.parsers import bench
-from logscope.parsers.envelopes import Envelope, peel, ranks_of
+from logscope.parsers.envelopes import Envelope, inner_process, peel, ranks_of
 from logscope.parsers.framing import Line
 from logscope.parsers.grammar import Grammar
 
@@ -146,6 +146,25 @@ class Dialect:
         """(header, message) when ``text`` starts with this engine's prefix."""
         return None
 
+    def seek_header(self, text: str) -> int:
+        """Where this engine's own header starts inside ``text``, a line whose start is no header
+        (-1: nowhere). Asked only of such lines (a wrapper, a stack of process prefixes, a markdown
+        bullet before the record): it must be cheap and anchored on what every header holds."""
+        return -1
+
+    def find_header(self, text: str) -> tuple[Header, str, int] | None:
+        """(header, message, start) of the record in ``text``: its header at the start (start 0), or
+        found further in (``seek_header``); the text before ``start`` is the record's prefix."""
+        parsed = self.header(text)
+        if parsed is not None:
+            return parsed[0], parsed[1], 0
+        pos = self.seek_header(text)
+        if pos > 0:
+            parsed = self.header(text[pos:])
+            if parsed is not None:
+                return parsed[0], parsed[1], pos
+        return None
+
     def split_glued(self, text: str) -> list[str]:
         """Pieces of a physical line that holds several records written into each other.
 
@@ -168,7 +187,7 @@ class Dialect:
         such line may hold an event without a time, shown after the last timestamped record before it
         (``Parser.events``); the reader then hands that record over too. The line is split as
         ``Parser.records`` splits it; its first record decides. Also where ``parsers.chunks`` cuts."""
-        parsed = self.header(self.split_glued(self.envelope(text).text)[0])
+        parsed = self.find_header(self.split_glued(self.envelope(text).text)[0])
         return parsed is not None and parsed[0].stamp is not None
 
     def may_continue(self, message: str) -> bool:
@@ -232,6 +251,7 @@ class Record:
     cont: bool = False  # the last line ended with \r\n: the next line may continue it
     tb_state: str | None = None  # traceback collection: "frames", "after_exc", "chain"
     block: BlockRule | None = None  # opened by a block rule
+    prefix: str | None = None  # what stood before the engine's header beyond known envelopes (``seek_header``)
 
 
 _TB_START = "Traceback (most recent call last):"
@@ -331,7 +351,7 @@ def first_seconds(dialect: Dialect, lines: Iterable[Line]) -> float | None:
 
     Told to a parser that may skip that line (the sparse reader) or that starts mid-file (a range)."""
     for ln in lines:
-        parsed = dialect.header(dialect.envelope(ln.text).text)
+        parsed = dialect.find_header(dialect.envelope(ln.text).text)
         if parsed is not None and parsed[0].stamp is not None:
             return Clock().seconds(parsed[0].stamp)
     return None
@@ -378,7 +398,7 @@ class Parser:
         block: Record | None = None  # an open block record (see BlockRule)
         held: list[Record] = []  # records that began inside the open block: emitted after it
         d = self.dialect
-        envelope, split_glued, header_fn = d.envelope, d.split_glued, d.header
+        envelope, split_glued, header_fn, seek = d.envelope, d.split_glued, d.header, d.seek_header
         rules = d.blocks
         continues = self._continues
         for ln in lines:
@@ -399,9 +419,22 @@ class Parser:
                 parts[-1] = (*parts[-1][:3], ln.cont)
             for raw, env, piece, cont in parts:
                 parsed = header_fn(piece)
-                hdr, msg = (parsed if parsed is not None else (None, piece))
-                process = env.process
-                if open_rec is not None and (hdr is None or open_rec.cont) and continues(open_rec, hdr, msg, process):
+                prefix = None
+                if parsed is not None:
+                    hdr, msg = parsed
+                    process = env.process
+                else:
+                    hdr, msg, process = None, piece, env.process
+                    pos = seek(piece)  # the header further in: after a wrapper, a stack of process tags
+                    if pos > 0:
+                        parsed = header_fn(piece[pos:])
+                        if parsed is not None:
+                            hdr, msg = parsed
+                            skipped = piece[:pos]
+                            prefix = (f"({process}) {skipped}" if process else skipped).strip() or None
+                            process = inner_process(skipped) or process
+                if open_rec is not None and (hdr is None or open_rec.cont or open_rec.tb_state is not None
+                                             or msg.startswith(_TB_START)) and continues(open_rec, hdr, msg, process):
                     open_rec.message += "\n" + msg
                     open_rec.raw += "\n" + raw
                     open_rec.end_line = number
@@ -443,6 +476,8 @@ class Parser:
                     # "in" first: a fast scan that rules out nearly every line without copying it
                     "frames" if _TB_START in msg and msg.rstrip().endswith(_TB_START) else None,
                 )
+                if prefix is not None:
+                    open_rec.prefix = prefix
             if self.sparse:  # what the record in progress is, for wants_next() (asked only by the sparse reader)
                 self._pending = (block, open_rec)
         # could the input's next line (were there one) have joined a record? (cutting a file into ranges)
@@ -467,12 +502,19 @@ class Parser:
         )
 
     def _continues(self, rec: Record, hdr: Header | None, msg: str, process: str | None) -> bool:
-        if rec.cont and hdr is not None and rec.header is not None and self.dialect.crlf_continues:
+        if hdr is not None and rec.header is not None and self.dialect.crlf_continues:
             h = rec.header
-            return (
+            same = (
                 hdr.level == h.level and hdr.time == h.time and hdr.source == h.source
                 and process == rec.process and hdr.process == h.process
             )
+            if rec.cont or not same:
+                return same
+            # the same prefix without the \r\n (a paste, a collector that strips \r): a traceback's
+            # lines, or a traceback that starts on the line after its record's first line
+            if rec.tb_state is not None:
+                return _tb_accepts(rec, msg)
+            return msg.startswith(_TB_START) and h.level in ("ERROR", "CRITICAL", "WARNING")
         if hdr is None and (process is None or process == rec.process):
             if rec.tb_state is not None and _tb_accepts(rec, msg):
                 return True
@@ -553,7 +595,7 @@ class Parser:
                     process = f"{process} {h.process}" if process else h.process
             # kept only while the clock was asked nothing else since
             self._memo = (h, rec.process, clock, time, t_s, process, tp, dp, level) if repeats else (None,) * 9
-        return {
+        out: dict[str, Any] = {
             "engine": self.engine,
             "file": rec.file,
             "line": rec.line,
@@ -567,6 +609,9 @@ class Parser:
             "repeated": rec.repeated,
             "raw": rec.raw,
         }
+        if rec.prefix is not None:
+            out["prefix"] = rec.prefix
+        return out
 
     def events_of(self, rec: Record) -> list[Event]:
         """The events of one record.
@@ -584,6 +629,8 @@ class Parser:
             base["t_s"] = rel[2]
         self._last_base = base
         text = rec.message
+        if text[:1] == " " and rec.header is None and rec.tb_state is None:
+            text = text.lstrip(" ")  # a bare message pasted with its indentation
         candidate: str | None = None
         out: list[Event] = []
         primary = False

@@ -41,6 +41,11 @@ _CUSTOM = re.compile(
 )
 _UVICORN = re.compile(rf"(?P<level>{_LEVEL}):\s+")
 _UVICORN_HEADS = tuple(f"{w}:" for w in _LEVEL.split("|"))  # how every _UVICORN match starts
+# the main process's newer form: "[2026-05-01 15:16:08] WARNING server_args.py:1248: msg"
+_LEVEL_SRC = re.compile(rf"(?P<level>{_LEVEL}) (?P<src>[\w./-]+\.py:\d+): ")
+_LEVEL_HEADS = _UVICORN_HEADS + tuple(f"{w} " for w in _LEVEL.split("|"))  # how _UVICORN or _LEVEL_SRC start
+# a header whose start was cut (a paste, a clipped terminal): only its rank tags are left, "DP2 TP2] "
+_CUT = re.compile(rf"(?P<tags>(?:{_TAG})(?: (?:{_TAG}))*)\] ")
 _C10 = re.compile(
     r"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<lvl>[EWIF])(?P<mo>\d\d)(?P<d>\d\d) "
     r"(?P<t>\d\d:\d\d:\d\d(?:\.\d+)?)(?: \d+)? (?P<src>[^\s\]]+:\d+)\] ?"
@@ -158,7 +163,7 @@ class SglangDialect(Dialect):
         last = self._last
         if last is not None and text.startswith(last[0]):
             msg = text[len(last[0]):]
-            if not msg.startswith(_UVICORN_HEADS):
+            if not msg.startswith(_LEVEL_HEADS):
                 return last[2], msg
         c = text[:1]
         if c in " \t" and text.lstrip(" \t")[:1] == "[":  # a paste indented the lines
@@ -169,10 +174,14 @@ class SglangDialect(Dialect):
                 end, (time, stamp, process, tp, dp) = bracket
                 msg = text[end:]
                 level = source = None
-                if msg.startswith(_UVICORN_HEADS):  # a cheap test first: "Decode batch" starts with a D too
+                if msg.startswith(_LEVEL_HEADS):  # a cheap test first: "Decode batch" starts with a D too
                     u = _UVICORN.match(msg)
                     if u is not None:
                         level, source, msg = u["level"], "uvicorn", msg[u.end():]
+                    else:
+                        u = _LEVEL_SRC.match(msg)
+                        if u is not None:
+                            level, source, msg = u["level"], u["src"], msg[u.end():]
                 return Header(level, time, source, stamp, process, tp, dp), msg
             m = _CUSTOM.match(text) if c.isdigit() else None
             if m is not None:
@@ -190,6 +199,11 @@ class SglangDialect(Dialect):
             u = _UVICORN.match(text)
             if u is not None:  # uvicorn before SGLang formatted it (<= 0.4.0)
                 return Header(level=u["level"], time=None, source="uvicorn", stamp=None), text[u.end():]
+        if c in "DTEPAM" and "] " in text[:60]:
+            m = _CUT.match(text)
+            if m is not None:  # no time is left: the record is shown after the last timed one
+                process, tp, dp = _ranks(" " + m["tags"])
+                return Header(None, None, None, None, process, tp, dp), text[m.end():]
         return None
 
     def envelope(self, text: str) -> Envelope:
