@@ -246,8 +246,8 @@ def test_report_keys() -> None:
     d = report("vllm-64k").to_dict()
     assert list(d) == ["logscope_version", "engine", "engine_version", "files", "lines", "not_applicable",
                        "coverage", "stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start",
-                       "disturbances", "findings", "bench"]
-    assert isinstance(d["findings"], list) and list(d["not_applicable"]) == ["bench"]  # no client output given
+                       "disturbances", "findings", "bench", "stalls", "ranks"]
+    assert isinstance(d["findings"], list) and list(d["not_applicable"]) == ["bench", "ranks"]  # no client output, one engine
     for key in ("method", "concurrency", "samples", "duration_s", "mean_tok_s", "median_tok_s", "min_tok_s",
                 "max_tok_s", "per_request_tok_s", "ms_per_token", "start_line", "end_line"):
         assert key in d["stable_decode"]

@@ -76,8 +76,9 @@ JUDGED: dict[str, list[str]] = {
     "sglang/corpus/gen-a1_plain_c10.log": [],
     # right: Scheduler hit an exception before ready, ModuleNotFoundError sgl_kernel
     "sglang/corpus/gen-b1_ngram_spec_startup_fail.log": ["EN02"],
-    # 22 queued at low token usage (admission reserves output room), no retraction: nothing to report
-    "sglang/corpus/gen-c1_kv_tight_queue.log": [],
+    # right: 22 queued behind 2 running for minutes at <= 67 % token usage: admission reserves output room in a
+    # 6,144-token pool, so the pool set the concurrency (KV06); no retraction
+    "sglang/corpus/gen-c1_kv_tight_queue.log": ["KV06"],
     # short context: nothing to report
     "sglang/corpus/gen-d1_ctx512.log": [],
     # right: the launcher died on an uncaught ModuleNotFoundError torchvision before anything served
@@ -117,8 +118,9 @@ JUDGED: dict[str, list[str]] = {
     "sglang/corpus/sglang-jax-tpu-decode-cache-miss.log": [],
     # right: 'Initialization failed. warmup error' (403 from --api-key): SGLang kills the server, it never became ready
     "sglang/corpus/startup-no-tp-tag-api-key-warmup-failed-403.log": ["EN02"],
-    # right: full-attention token usage 1.00 with 2 requests queued, three lines
-    "sglang/corpus/swa-hybrid-full-token-usage-1.00-missing-bracket-then-user-abbreviated.log": ["KV05"],
+    # right: full-attention token usage 1.00 with 2 requests queued, three lines; then (the reporter's own
+    # lines) 5 running at 10-18 tok/s for 47 s against ~200 before, `#full token` not moving: a stall (ST01)
+    "sglang/corpus/swa-hybrid-full-token-usage-1.00-missing-bracket-then-user-abbreviated.log": ["KV05", "ST01"],
     # TP8 start-up lines interleaved: nothing to report
     "sglang/corpus/tp8-kv-alloc-memory-pool-capture-begin-interleaved.log": [],
     # -- the README's log ----------------------------------------------------------------------------------

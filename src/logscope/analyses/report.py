@@ -19,7 +19,9 @@ from logscope.analyses.decode import StableDecode, stable_decode
 from logscope.analyses.disturbances import Disturbances, disturbances
 from logscope.analyses.kv import KvPool, kv_pool
 from logscope.analyses.prefill import Prefill, prefill
+from logscope.analyses.ranks import Ranks, ranks
 from logscope.analyses.spec import SpecDecode, spec_decode
+from logscope.analyses.stalls import Stalls, stalls
 from logscope.events import BenchResult
 
 SECTIONS = ("stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances")
@@ -55,6 +57,10 @@ class Report(BaseModel):
     findings: list[Any] = Field(default_factory=list)
     # extensions after the contract's keys, so that those keep their order
     bench: BenchSection | None = Field(None, description="client benchmark results and their sanity checks")
+    stalls: Stalls | None = Field(None, description="spans with requests in flight and no progress (stalls, "
+                                                    "deadlocks, frozen engine); an empty list when none")
+    ranks: Ranks | None = Field(None, description="per-rank (vLLM engine, SGLang DP group) load and throughput, and "
+                                                  "imbalances; null with one engine")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -136,6 +142,14 @@ def build_report(run: RunLike | RunData) -> Report:
                                       sections["stable_decode"], sections["prefill"])
     if sections["bench"] is None:
         not_applicable["bench"] = "no client benchmark result in the input (add the client's output with --bench)"
+    st = stalls(data)
+    if isinstance(st, NotApplicable):
+        not_applicable["stalls"] = st.reason
+    sections["stalls"] = None if isinstance(st, NotApplicable) else st
+    rk = ranks(data)
+    if isinstance(rk, NotApplicable):
+        not_applicable["ranks"] = rk.reason
+    sections["ranks"] = None if isinstance(rk, NotApplicable) else rk
     return Report(
         logscope_version=_version(), engine=data.engine, engine_version=data.engine_version, files=data.files,
         lines=lines, not_applicable=not_applicable, coverage=_coverage(data, lines), findings=[], **sections,

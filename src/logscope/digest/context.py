@@ -31,6 +31,8 @@ ANALYSES: dict[str, str] = {
     "cold_start": "logscope.analyses.coldstart:cold_start",
     "disturbances": "logscope.analyses.disturbances:disturbances",
     "bench": "logscope.analyses.bench:bench",
+    "stalls": "logscope.analyses.stalls:stalls",
+    "ranks": "logscope.analyses.ranks:ranks",
 }
 
 # kinds whose raw text the text rules search (warnings and errors by level, lines no grammar took)

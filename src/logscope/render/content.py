@@ -55,8 +55,12 @@ SECTION_TITLES = {
     "cold_start": "Cold start",
     "disturbances": "Disturbances",
     "bench": "Client benchmark",
+    "stalls": "Stalls and hangs",
+    "ranks": "Ranks",
 }
-OPTIONAL_SECTIONS = ("bench",)
+OPTIONAL_SECTIONS = ("bench", "stalls", "ranks")
+# optional sections shown only when they hold something (a run without stalls says so in its JSON)
+SHOWN_WHEN = {"stalls": lambda res: bool(getattr(res, "spans", None))}
 SECTION_FIGURES = {
     "stable_decode": ("throughput",),
     "prefill": ("prefill_chunks",),
@@ -290,6 +294,17 @@ def summary_rows(rep: Report, findings: list[dict[str, Any]] | None = None) -> l
         add("Disturbances", (t(", ".join(parts)),))
     else:
         add("Disturbances", _na(rep, "disturbances"))
+    stalls = rep.stalls
+    if stalls is not None and stalls.spans:
+        kinds: dict[str, int] = {}
+        for span in stalls.spans:
+            kinds[span.kind] = kinds.get(span.kind, 0) + 1
+        add("Stalls", (t(", ".join(f"{n} {k}" for k, n in kinds.items()) + " span(s), longest "
+                         f"{seconds(max(x.duration_s for x in stalls.spans))}"),))
+    rk = rep.ranks
+    if rk is not None:
+        add("Ranks", (t(f"{len(rk.ranks)} ranks; " + ("; ".join(f"{im.kind} imbalance on {im.rank}" for im in rk.imbalances)
+                                                   or "no imbalance found")),))
     fs = findings if findings is not None else sorted_findings(rep.findings)
     add("Findings", (t(f"{len(fs)}: {severity_counts(fs)}" if fs else "none"),))
     cov = rep.coverage
@@ -521,6 +536,31 @@ def _bench(bs: Any, level: int) -> list[Block]:
     return out + _method(bs)
 
 
+def _stalls(st: Any, level: int) -> list[Block]:
+    rows: list[tuple[Cell, ...]] = []
+    for s in st.spans:
+        times = f"{s.start_time} -> {s.end_time}" if s.start_time and s.end_time else f"{num(s.start_t_s)} s"
+        rows.append(((t(s.kind),), (c(s.engine),), (c(line_ref(s.file, s.start_line, s.end_line)),), (t(times),),
+                     (t(num(s.duration_s)),), prose(s.detail)))
+    out: list[Block] = [Table(("kind", "engine", "lines", "time", "seconds", "what"), rows,
+                              (False, False, False, False, True, False))]
+    return out + _method(st)
+
+
+def _ranks(rk: Any, level: int) -> list[Block]:
+    rows: list[tuple[Cell, ...]] = []
+    for x in rk.ranks:
+        rows.append(((c(x.rank),), (t(str(x.windows)),), (t(f"{num(x.mean_running)} (max {x.max_running})"),),
+                     (t("n/a" if x.mean_waiting is None else f"{num(x.mean_waiting)} (max {x.max_waiting})"),),
+                     (t(num(x.mean_gen_tok_s)),), (t(num(x.per_request_tok_s)),), (t(pct(x.running_share_pct)),),
+                     (t(pct(x.waiting_share_pct)),)))
+    out: list[Block] = [Table(("rank", "lines", "running", "waiting", "gen tok/s", "per request", "share of running",
+                               "share of waiting"), rows, (False, True, True, True, True, True, True, True))]
+    for im in rk.imbalances:
+        out.append(Para(prose(f"{im.kind}: {im.detail}."), "warn"))
+    return out + _method(rk)
+
+
 SECTION_BUILDERS = {
     "stable_decode": _stable_decode,
     "prefill": _prefill,
@@ -529,6 +569,8 @@ SECTION_BUILDERS = {
     "cold_start": _cold_start,
     "disturbances": _disturbances,
     "bench": _bench,
+    "stalls": _stalls,
+    "ranks": _ranks,
 }
 
 
@@ -593,6 +635,8 @@ def _report_doc(rep: Report, level: int, figures: Sequence[str], max_findings: i
         res = rep.section(section)
         if res is None and section in OPTIONAL_SECTIONS:
             continue  # only shown when the input holds it (client output given with --bench)
+        if res is not None and section in SHOWN_WHEN and not SHOWN_WHEN[section](res):
+            continue
         out.append(Heading(2, (t(title),), section.replace("_", "-")))
         names = tuple(n for n in SECTION_FIGURES.get(section, ()) if n in drawn)
         if names:

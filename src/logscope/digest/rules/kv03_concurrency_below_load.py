@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 from logscope.digest.context import Context
@@ -26,17 +27,22 @@ class ConcurrencyBelowLoad(Rule):
         (usage of 80 % or more), which shows the pool, not the batch limit, set the concurrency.
 
     Why
-        Concurrency is capped by the pool whenever requests grow towards the maximum length: at most
-        floor(X) of them can run, the rest wait (TTFT grows) or are preempted. The printed X assumes
-        every request reaches ``--max-model-len``; with ``--max-model-len`` far above the real need,
-        X understates what fits, and engines that reserve for the full length at admission admit
-        that few. In the Kimi-K3 case 2.69x at 1,000,000 tokens met a load of 10 requests.
+        The printed X assumes every request reaches ``--max-model-len``; it is a worst case, not an
+        admission limit. vLLM (V0 and V1 alike) allocates KV blocks as a request's tokens arrive, so
+        requests shorter than the maximum fit more than X at a time; when the pool fills, requests
+        wait (V1 ``Waiting``, V0 ``Pending``) or are preempted (V1 recomputes them; V0 recomputes or
+        swaps them to CPU, ``Swapped``). So the rule tells apart a pool that did limit the load
+        (requests queued at high KV usage) from one that only would for requests of the full
+        length (then the finding is only ``info``). In the Kimi-K3 case 2.69x at 1,000,000 tokens
+        met a load of 10 requests.
 
     Fix
-        Set ``--max-model-len`` to the longest request you really serve, so that the pool is sized
-        and reported for it; otherwise give the KV cache more memory (``--gpu-memory-utilization``,
-        ``--kv-cache-memory-bytes``, more GPUs), or lower the load (``--max-num-seqs``, client
-        concurrency).
+        When requests queued at high KV usage: give the KV cache more memory
+        (``--gpu-memory-utilization``, ``--kv-cache-memory-bytes``, an FP8 KV cache, more GPUs);
+        lowering ``--max-num-seqs`` or the client's concurrency trades preemptions for waiting.
+        ``--max-model-len`` does not change how many requests fit (only the printed X and the
+        longest request allowed). When nothing queued for KV space, the load of this log fits; only
+        requests that grow towards the full length would run floor(X) at a time.
 
     References
         - vLLM ``kv_cache_utils._report_kv_cache_config`` (``Maximum concurrency for ...``)
@@ -91,10 +97,36 @@ class ConcurrencyBelowLoad(Rule):
                 msg += " No request waited in this log, but"
             msg += f" requests that grow towards {length:,} tokens can only run {math.floor(x)} at a time."
         evidence += [e for e in bench[:1]]
-        fix = (f"Set `--max-model-len` to the longest request you really serve (now {length:,}); otherwise give the KV "
-               f"cache more memory (`--gpu-memory-utilization`, `--kv-cache-memory-bytes`, more GPUs) or lower the "
-               f"load (`--max-num-seqs`, client concurrency) to {math.floor(x)} or fewer.")
-        return [self.finding(msg, fix, [line], evidence)]
+        era = _era(ctx, stats)
+        msg += (f" {era or 'vLLM'} allocates KV blocks as tokens arrive, so {x:.2f}x is a worst case for requests "
+                f"of the full length, not an admission limit.")
+        more = ("give the KV cache more memory (`--gpu-memory-utilization`, `--kv-cache-memory-bytes`, "
+                "`--kv-cache-dtype fp8`, more GPUs)")
+        preempt = ("preemptions (recomputed)" if era == "vLLM V1" else
+                   "preemptions (recomputed or swapped to CPU)" if era == "vLLM V0" else "preemptions")
+        if pressed:
+            fix = (f"The pool limited this load: {more}; lowering `--max-num-seqs` or the client's concurrency trades "
+                   f"{preempt} for waiting. `--max-model-len` (now {length:,}) does not change how many requests fit, "
+                   f"only the printed figure and the longest request allowed.")
+        else:
+            fix = (f"Nothing to change for the load of this log (no request queued for KV space). If requests really "
+                   f"grow towards {length:,} tokens, only {math.floor(x)} run at a time and the rest wait or meet "
+                   f"{preempt}: then {more}. `--max-model-len` does not change how many requests fit.")
+        f = self.finding(msg, fix, [line], evidence)
+        # the pool did not limit this load: worth knowing, not a warning
+        return [f if pressed else f.model_copy(update={"severity": "info"})]
+
+
+def _era(ctx: Context, stats: list[Event]) -> str | None:
+    """``vLLM V0`` (stats lines with ``Swapped:``), ``vLLM V1`` (stats lines without it, or version 0.11 and
+    later, where V0 is gone), or None when the log does not say."""
+    if stats:
+        return "vLLM V0" if any(getattr(e, "swapped", None) is not None for e in stats) else "vLLM V1"
+    version = ctx.data.engine_version or ""
+    m = re.match(r"v?(\d+)\.(\d+)", version)
+    if m and (int(m.group(1)), int(m.group(2))) >= (0, 11):
+        return "vLLM V1"
+    return None
 
 
 def _load(e: Event) -> int:

@@ -1,0 +1,455 @@
+"""Stalls, hangs and deadlocks: spans of the run where requests were in flight and the engine made no progress.
+
+The periodic lines are the engine's heartbeat: vLLM's stats line (one per engine every
+``VLLM_LOG_STATS_INTERVAL``, 10 s by default), SGLang's ``Decode batch`` lines (every 40 decode
+steps) and ``Prefill batch`` lines, per DP group. Three shapes of "in flight, no progress":
+
+``stalled``
+    3 or more consecutive windows (no idle gap between them) with requests running whose
+    generation was near zero: below ``STALL_FRACTION`` (10 %) of the run's sustained peak both in
+    aggregate and per running request, with no prefill in the window. The sustained peak is the
+    highest median of 3 consecutive busy windows, so one stall cannot set its own yardstick; a
+    window that printed exactly 0 tok/s with requests running counts whatever the peak. A slow
+    engine (the same low rate all run long) is not a stall.
+``deadlock``
+    windows with ``Running: 0`` and a waiting queue in which nothing was generated or prefilled:
+    the scheduler holds requests and runs none. Reported when it holds for 2 or more windows, or
+    when the periodic lines stop right after it (vLLM logs a window whose throughputs and the
+    previous window's are all zero at DEBUG, so a deadlocked V1 engine prints one such line at
+    INFO and then falls silent).
+``frozen``
+    the periodic lines stop for more than ``MISSING_INTERVALS`` (3) logging intervals past the
+    expected next line (and at least ``MIN_SILENCE_S``) while requests were in flight. In flight
+    means: the line before the silence shows a waiting queue, or (vLLM) requests running (after a
+    busy window vLLM always prints the next one at INFO, so silence after a busy snapshot is the
+    engine not reporting), or (SGLang) the first line after the silence is a ``Decode batch`` line
+    with no ``Prefill batch`` line in between (the same batch continued). A silence after the
+    load ended (``Running: 0, Waiting: 0``) is an idle engine, not a freeze; a silence across a
+    change of process id is a restart, not a freeze. The silence ends at the next periodic line,
+    else at the first clean-stop line or the log's last timestamp.
+
+Each span carries its time span and evidence lines that lie inside it (the line that opens it,
+lines logged during it such as shared-memory broadcast or watchdog warnings, the line that closes
+it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field
+
+from logscope.analyses.base import Evidence, NotApplicable, Result, RunData, median, r
+from logscope.analyses.series import decode_series
+
+STALL_FRACTION = 0.10  # near zero: below this share of the run's sustained peak (aggregate and per request)
+MIN_STALL_WINDOWS = 3
+MIN_DEADLOCK_WINDOWS = 2
+MISSING_INTERVALS = 3  # a silence longer than this many intervals past the expected next line
+MIN_SILENCE_S = 30.0  # and at least this long (SGLang's interval is a second or two)
+SLACK_S = 1.5  # printed times have one-second resolution
+MAX_EVIDENCE = 5
+
+SpanKind = Literal["stalled", "deadlock", "frozen"]
+
+_SHUTDOWN = re.compile(r"\[shutdown\]|Shutting down|SIGTERM received|SIGINT received|Gracefully exiting|"
+                       r"received signal=SIG(?:TERM|INT)|KeyboardInterrupt")
+
+
+class StallSpan(BaseModel):
+    """One span with requests in flight and no progress."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: SpanKind
+    engine: str = Field(description='the series: "engine 0", "DP2", "TP0"')
+    file: str
+    start_line: int
+    end_line: int
+    start_t_s: float
+    end_t_s: float
+    duration_s: float
+    start_time: str | None = Field(None, description="the opening line's printed time")
+    end_time: str | None = Field(None, description="the closing line's printed time")
+    windows: int = Field(description="periodic lines inside the span (0 for a silence)")
+    missing_lines: int | None = Field(None, description="periodic lines that should have been printed (silences)")
+    running: int | None = Field(None, description="running requests when the span began")
+    waiting: int | None = Field(None, description="waiting requests when the span began")
+    mean_gen_tok_s: float | None = Field(None, description="mean generation rate of the span's windows")
+    resumed: bool = Field(description="the periodic lines came back after the span (else the log ends in it)")
+    detail: str = Field(description="what was seen, in words")
+    evidence: list[Evidence] = Field(default_factory=list, description="lines inside the span")
+
+
+class Stalls(Result):
+    """Spans where requests were in flight and nothing moved (possibly none)."""
+
+    interval_s: float | None = Field(None, description="the logging interval (median spacing of the periodic lines)")
+    peak_tok_s: float | None = Field(None, description="the sustained peak generation rate (aggregate)")
+    peak_per_request_tok_s: float | None = Field(None, description="the sustained peak generation rate per request")
+    spans: list[StallSpan] = Field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Beat:
+    """One periodic line."""
+
+    seq: int
+    file: str
+    line: int
+    t_s: float
+    time: str | None
+    running: int
+    waiting: int | None
+    gen_tok_s: float | None  # None: the line has no rate (an SGLang prefill line)
+    prefill: bool | None  # the window held prefill work (None: the line does not say)
+    decode_line: bool  # an SGLang Decode batch line or a vLLM stats line
+    process: str | None
+
+    @property
+    def busy(self) -> bool:
+        return self.running > 0 or (self.waiting or 0) > 0
+
+
+@dataclass
+class _Track:
+    label: str
+    beats: list[Beat]
+    interval: float | None
+    vllm: bool
+
+
+def _typical(ts: Sequence[float]) -> float | None:
+    d = [b - a for a, b in zip(ts, ts[1:], strict=False) if b - a > 0]
+    return median(d) if d else None
+
+
+def _tracks(data: RunData) -> list[_Track]:
+    series = decode_series(data)
+    if not series:
+        return []
+    events = data.events
+    vllm = series[0].source.startswith("vLLM")
+    out: list[_Track] = []
+    if vllm:
+        for s in series:
+            beats = [Beat(x.seq, x.file, x.line, x.t_s, events[x.seq].time, x.running, x.waiting, x.gen_tok_s,
+                          x.prefill, True, events[x.seq].process) for x in s.samples]
+            out.append(_Track(s.label, beats, _typical([b.t_s for b in beats]), True))
+        return out
+    for s in series:
+        beats = [Beat(x.seq, x.file, x.line, x.t_s, events[x.seq].time, x.running, x.waiting, x.gen_tok_s,
+                      x.prefill, True, events[x.seq].process) for x in s.samples]
+        interval = _typical([b.t_s for b in beats])
+        pre = data.frame("prefill_batch").filter(pl.col("t_s").is_not_null())
+        if pre.height:
+            pre = pre.with_columns(pl.coalesce(pl.col("dp_rank"), pl.lit(0)).cast(pl.Utf8).alias("key"))
+            pre = pre.filter(pl.col("key") == s.key)
+            ranks = pre["tp_rank"].drop_nulls()
+            if ranks.len() and ranks.n_unique() > 1:
+                pre = pre.filter(pl.col("tp_rank").is_null() | (pl.col("tp_rank") == ranks.min()))
+            for row in pre.iter_rows(named=True):
+                e = events[row["seq"]]
+                beats.append(Beat(row["seq"], row["file"], row["line"], row["t_s"], e.time, row["running"] or 0,
+                                  row["queue"], None, True, False, e.process))
+            beats.sort(key=lambda b: b.seq)
+        out.append(_Track(s.label, beats, interval, False))
+    return out
+
+
+def _sustained(values: list[list[float]]) -> float | None:
+    """The highest median of 3 consecutive values within one contiguous run of values."""
+    best: float | None = None
+    for run in values:
+        for i in range(len(run) - 2):
+            m = median(run[i:i + 3])
+            best = m if best is None else max(best, m)
+    return best
+
+
+def _contiguous(a: Beat, b: Beat, interval: float) -> bool:
+    return b.t_s - a.t_s <= 1.5 * interval + SLACK_S
+
+
+def _silence_limit(interval: float) -> float:
+    return max((MISSING_INTERVALS + 1) * interval + SLACK_S, MIN_SILENCE_S)
+
+
+def _peaks(track: _Track) -> tuple[float | None, float | None]:
+    interval = track.interval or 10.0
+    agg: list[list[float]] = []
+    per: list[list[float]] = []
+    prev: Beat | None = None
+    for b in track.beats:
+        if not b.decode_line or b.gen_tok_s is None:
+            continue
+        if b.running <= 0:
+            prev = None
+            continue
+        if prev is None or not _contiguous(prev, b, interval):
+            agg.append([])
+            per.append([])
+        agg[-1].append(b.gen_tok_s)
+        per[-1].append(b.gen_tok_s / b.running)
+        prev = b
+    return _sustained(agg), _sustained(per)
+
+
+def _near_zero(b: Beat, peak: float | None, peak_per: float | None) -> bool:
+    if not b.decode_line or b.gen_tok_s is None or b.running <= 0 or b.prefill is True:
+        return False
+    if b.gen_tok_s == 0:
+        return True
+    if peak is None or peak_per is None:
+        return False
+    return b.gen_tok_s < STALL_FRACTION * peak and b.gen_tok_s / b.running < STALL_FRACTION * peak_per
+
+
+def _deadlocked(b: Beat) -> bool:
+    return (b.decode_line and b.running == 0 and (b.waiting or 0) > 0 and not b.gen_tok_s
+            and b.prefill is not True)
+
+
+def _dur(seconds: float) -> str:
+    """``43 s``, ``12.5 min``, ``3.2 h``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _ev(data: RunData, b: Beat) -> Evidence:
+    e = data.events[b.seq]
+    return Evidence(file=e.file, line=e.line, text=e.raw.split("\n", 1)[0].rstrip()[:500])
+
+
+def _inside(data: RunData, file: str, seq0: int, seq1: int | None, t0: float, t1: float) -> list[Evidence]:
+    """Lines logged during a silence (same file, strictly between its two ends): warnings and
+    errors first (shared-memory broadcast waits, watchdogs), then others."""
+    events = data.events
+    hi = len(events) if seq1 is None else seq1
+    found: list[tuple[int, int, Evidence]] = []
+    for i in range(seq0 + 1, min(hi, seq0 + 20000)):
+        e = events[i]
+        if e.file != file or e.t_s is None or not (t0 < e.t_s <= t1):
+            continue
+        rank = 0 if e.kind in ("warning", "error", "oom") or (e.level or "").upper() in ("WARNING", "ERROR") else 1
+        found.append((rank, i, Evidence(file=e.file, line=e.line, text=e.raw.split("\n", 1)[0].rstrip()[:500])))
+    found.sort(key=lambda x: (x[0], x[1]))
+    return [ev for _r, _i, ev in found[:3]]
+
+
+def _log_end(data: RunData, after: Beat) -> tuple[int | None, float | None, str | None]:
+    """Where a silence that no periodic line closes ends: the first clean-stop line after ``after``,
+    else the last timestamped line of its file. ``(None, None, None)`` when an error line comes
+    first: the engine died (EN01 tells that), it did not hang."""
+    events = data.events
+    last: tuple[int | None, float | None, str | None] = (None, None, None)
+    for i in range(after.seq + 1, len(events)):
+        e = events[i]
+        if e.file != after.file or e.t_s is None:
+            continue
+        first = e.raw.split("\n", 1)[0]
+        if _SHUTDOWN.search(first) and "Traceback" not in first:
+            return i, e.t_s, e.time
+        if e.kind == "error":
+            return None, None, None
+        last = (i, e.t_s, e.time)
+    return last
+
+
+def _span(kind: SpanKind, track: _Track, first: Beat, last: Beat, end_t: float, end_time: str | None,
+          windows: list[Beat], resumed: bool, detail: str, evidence: list[Evidence],
+          missing: int | None = None) -> StallSpan:
+    gens = [b.gen_tok_s for b in windows if b.gen_tok_s is not None]
+    return StallSpan(
+        kind=kind, engine=track.label, file=first.file, start_line=first.line, end_line=last.line,
+        start_t_s=first.t_s, end_t_s=end_t, duration_s=round(end_t - first.t_s, 3), start_time=first.time,
+        end_time=end_time, windows=len(windows), missing_lines=missing, running=first.running,
+        waiting=first.waiting, mean_gen_tok_s=r(sum(gens) / len(gens)) if gens else None, resumed=resumed,
+        detail=detail, evidence=evidence[:MAX_EVIDENCE],
+    )
+
+
+def _stalled_runs(track: _Track, peak: float | None, peak_per: float | None) -> list[list[Beat]]:
+    interval = track.interval or 10.0
+    runs: list[list[Beat]] = []
+    cur: list[Beat] = []
+    for b in track.beats:
+        if not b.decode_line:
+            continue  # an SGLang prefill line is progress: it ends a stall below
+        if _near_zero(b, peak, peak_per) and (not cur or _contiguous(cur[-1], b, interval)):
+            cur.append(b)
+            continue
+        if len(cur) >= MIN_STALL_WINDOWS:
+            runs.append(cur)
+        cur = [b] if _near_zero(b, peak, peak_per) else []
+    if len(cur) >= MIN_STALL_WINDOWS:
+        runs.append(cur)
+    return runs
+
+
+def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
+    interval = track.interval or 10.0
+    limit = _silence_limit(interval)
+    beats = track.beats
+    peak, peak_per = _peaks(track)
+    spans: list[StallSpan] = []
+
+    # stalled: near-zero generation with requests running
+    for run in _stalled_runs(track, peak, peak_per):
+        a, z = run[0], run[-1]
+        nxt = next((b for b in beats if b.seq > z.seq), None)
+        ev = [_ev(data, a)] + [_ev(data, b) for b in run[1:-1][:MAX_EVIDENCE - 2]] + [_ev(data, z)]
+        ref = (f" (the run's sustained peak: {r(peak)} tok/s, {r(peak_per, 3)} tok/s per request)"
+               if peak is not None and peak_per is not None else "")
+        gens = [b.gen_tok_s or 0.0 for b in run]
+        lo, hi = min(b.running for b in run), max(b.running for b in run)
+        detail = (f"{len(run)} consecutive windows with {lo if lo == hi else f'{lo}-{hi}'} requests running"
+                  f"{'' if not any((b.waiting or 0) for b in run) else ' and up to ' + str(max(b.waiting or 0 for b in run)) + ' waiting'}"
+                  f" generated {r(min(gens))}-{r(max(gens))} tok/s and prefilled nothing{ref}")
+        spans.append(_span("stalled", track, a, z, z.t_s, z.time, run, nxt is not None, detail, ev))
+
+    # deadlock (running 0, queue, nothing done) and frozen (silence with requests in flight)
+    used_silence: set[int] = set()  # seqs of lines whose following silence a deadlock took
+    i = 0
+    while i < len(beats):
+        b = beats[i]
+        if not _deadlocked(b):
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(beats) and _deadlocked(beats[j + 1]) and _contiguous(beats[j], beats[j + 1], interval):
+            j += 1
+        group = beats[i:j + 1]
+        z = group[-1]
+        nxt = beats[j + 1] if j + 1 < len(beats) else None
+        silence_end: tuple[int | None, float | None, str | None] = (None, None, None)
+        if nxt is not None and nxt.t_s - z.t_s > limit:
+            silence_end = (nxt.seq, nxt.t_s, nxt.time)
+        elif nxt is None:
+            end = _log_end(data, z)
+            if end[1] is not None and end[1] - z.t_s > limit:
+                silence_end = end
+        if len(group) >= MIN_DEADLOCK_WINDOWS or silence_end[1] is not None:
+            end_t, end_time = z.t_s, z.time
+            ev = [_ev(data, x) for x in group[:MAX_EVIDENCE]]
+            detail = (f"{len(group)} window(s) with Running 0 and {group[0].waiting} waiting, nothing generated "
+                      "or prefilled")
+            if silence_end[1] is not None:
+                end_t, end_time = silence_end[1], silence_end[2]
+                used_silence.add(z.seq)
+                detail += (f", then no periodic line for {_dur(end_t - z.t_s)}"
+                           + (" (until the next one)" if nxt is not None else " (to the end of the log)"))
+                ev = ev[:MAX_EVIDENCE - 3] + _inside(data, z.file, z.seq, silence_end[0], z.t_s, end_t)
+                if nxt is not None:
+                    ev.append(_ev(data, nxt))
+            spans.append(_span("deadlock", track, group[0], nxt if (nxt is not None and silence_end[1] is not None)
+                               else z, end_t, end_time, group, nxt is not None, detail, ev))
+        i = j + 1
+
+    for k, b in enumerate(beats):
+        if b.seq in used_silence:
+            continue
+        nxt = beats[k + 1] if k + 1 < len(beats) else None
+        if nxt is not None:
+            gap = nxt.t_s - b.t_s
+            if gap <= limit:
+                continue
+            if b.process and nxt.process and b.process != nxt.process:
+                continue  # another process: a restart, not a freeze
+            stop_seq: int | None = nxt.seq
+            stop_t: float | None = nxt.t_s
+            stop_time = nxt.time
+        else:
+            stop_seq, stop_t, stop_time = _log_end(data, b)
+            if stop_t is None or stop_t - b.t_s <= limit:
+                continue
+            gap = stop_t - b.t_s
+        held = []
+        if (b.waiting or 0) > 0:
+            held.append(f"{b.waiting} waiting")
+        if track.vllm and b.running > 0:
+            held.append(f"{b.running} running")
+        if not held and not track.vllm and nxt is not None and nxt.decode_line and nxt.running > 0:
+            held.append(f"{nxt.running} running when the lines resumed with a Decode batch line and no prefill "
+                        "between")
+        if not held:
+            continue  # the load had ended: an idle engine prints nothing
+        missing = max(0, int(gap / interval) - 1)
+        detail = (f"no periodic line for {_dur(gap)} (about {missing} missing at the ~{r(interval, 1)} s interval) "
+                  f"with {', '.join(held)}")
+        if b.gen_tok_s is not None and b.decode_line:
+            detail += f"; the last line before it showed {r(b.gen_tok_s)} tok/s"
+        if nxt is None:
+            detail += "; the periodic lines never resumed"
+        ev = [_ev(data, b)] + _inside(data, b.file, b.seq, stop_seq, b.t_s, b.t_s + gap)
+        if nxt is not None:
+            ev.append(_ev(data, nxt))
+        closing = nxt if nxt is not None else b
+        sp = _span("frozen", track, b, closing, b.t_s + gap, stop_time, [], nxt is not None, detail, ev, missing)
+        if nxt is None and stop_seq is not None:
+            sp = sp.model_copy(update={"end_line": data.events[stop_seq].line})
+        spans.append(sp)
+    return spans
+
+
+def stalls(data: RunData) -> Stalls | NotApplicable:
+    """Spans with requests in flight and no progress (see the module docstring for the method).
+    Computed once per run (the report and ``stalled_seqs`` share it)."""
+    if "stalls" not in data.memo:
+        data.memo["stalls"] = _stalls(data)
+    out: Stalls | NotApplicable = data.memo["stalls"]
+    return out
+
+
+def _stalls(data: RunData) -> Stalls | NotApplicable:
+    tracks = _tracks(data)
+    if not tracks:
+        return NotApplicable(reason="no periodic lines (vLLM stats lines, SGLang Decode batch lines) to follow the "
+                                    "engine's progress with")
+    spans: list[StallSpan] = []
+    for tr in tracks:
+        spans += _track_spans(data, tr)
+    spans.sort(key=lambda s: (s.start_t_s, s.engine))
+    main = max(tracks, key=lambda tr: len(tr.beats))
+    peak, peak_per = _peaks(main)
+    interval = main.interval
+    src = "vLLM stats lines" if main.vllm else "SGLang Decode batch and Prefill batch lines"
+    method = (f"Per engine, the {src} in time order (logging interval ~{r(interval, 1) if interval else '?'} s, the "
+              f"median spacing). Stalled: {MIN_STALL_WINDOWS}+ consecutive windows with requests running, no prefill and "
+              f"generation below {STALL_FRACTION:.0%} of the sustained peak (highest median of 3 consecutive busy "
+              f"windows) both in aggregate and per request, or exactly 0. Deadlock: Running 0 with a waiting queue and "
+              f"nothing generated or prefilled, for {MIN_DEADLOCK_WINDOWS}+ windows or followed by silence. Frozen: no "
+              f"periodic line for more than {MISSING_INTERVALS} intervals past the expected one (and at least "
+              f"{MIN_SILENCE_S:g} s) while the last line showed requests in flight; silence after the load ended is idle "
+              "(vLLM logs idle windows at DEBUG), silence across a process change is a restart.")
+    return Stalls(method=method, interval_s=r(interval, 3), peak_tok_s=r(peak), peak_per_request_tok_s=r(peak_per, 3),
+                  spans=spans)
+
+
+def stalled_seqs(data: RunData) -> frozenset[int]:
+    """Run-order indexes of the periodic lines inside a ``stalled`` or ``deadlock`` span: windows a
+    decode-rate analysis should leave out (a stall is not a stable decode rate). Built once per run."""
+    if "stalled_seqs" not in data.memo:
+        res = stalls(data)
+        out: set[int] = set()
+        if isinstance(res, Stalls):
+            bounds = [(s.engine, s.file, s.start_t_s, s.end_t_s) for s in res.spans
+                      if s.kind in ("stalled", "deadlock")]
+            if bounds:
+                for tr in _tracks(data):
+                    for b in tr.beats:
+                        if any(tr.label == g and b.file == f and t0 <= b.t_s <= t1 for g, f, t0, t1 in bounds):
+                            out.add(b.seq)
+        data.memo["stalled_seqs"] = frozenset(out)
+    seqs: frozenset[int] = data.memo["stalled_seqs"]
+    return seqs
+
+
+__all__ = ["Beat", "StallSpan", "Stalls", "stalled_seqs", "stalls"]
