@@ -290,31 +290,22 @@ def ingest_command(
     logscope.open_store(OUT), polars or DuckDB."""
     from logscope.store.ingest import ingest, ingest_dask
 
-    progress = _ingest_progress()
-    if dask_scheduler:
-        if jobs != 1:
-            raise click.UsageError("--jobs and --dask-scheduler exclude each other (Dask decides the parallelism)")
-        summary = ingest_dask(list(paths), out, scheduler=dask_scheduler, engine=engine, group=group,
-                              progress=progress)
-    else:
-        summary = ingest(list(paths), out, jobs=jobs, engine=engine, group=group, progress=progress)
+    from logscope.render.progress import RunsProgress
+
+    if dask_scheduler and jobs != 1:
+        raise click.UsageError("--jobs and --dask-scheduler exclude each other (Dask decides the parallelism)")
+    with RunsProgress() as bar:
+        progress = bar if sys.stderr.isatty() else None
+        if dask_scheduler:
+            summary = ingest_dask(list(paths), out, scheduler=dask_scheduler, engine=engine, group=group,
+                                  progress=progress, check=False)
+        else:
+            summary = ingest(list(paths), out, jobs=jobs, engine=engine, group=group, progress=progress, check=False)
     for files, error in summary.failed:
         click.echo(f"logscope: failed: {files}: {error}", err=True)
     click.echo(f"logscope: {summary.text()}", err=True)
     if summary.failed:
         sys.exit(1)
-
-
-def _ingest_progress() -> Any:
-    """A line on stderr per finished run, only on a terminal."""
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int, res: Any) -> None:
-        state = "failed" if res.error else f"{res.seconds:.1f} s"
-        click.echo(f"\r\033[K[{done}/{total}] {res.run} ({state})", err=True, nl=done == total)
-
-    return show
 
 
 @main.command("rules")

@@ -19,7 +19,7 @@ import logscope
 from logscope.cli import main
 from logscope.errors import LogscopeError
 from logscope.store import ingest, layout, open_store
-from logscope.store.ingest import expand
+from logscope.store.ingest import IngestFailed, expand
 from tests.conftest import FIXTURES, ROOT
 from tests.store.helpers import CASE, SERVER_LOGS, log_set, tree_digest
 
@@ -174,7 +174,9 @@ def test_a_failing_run_leaves_nothing_visible(tmp_path: Path, monkeypatch: pytes
 
     monkeypatch.setattr(layout, "write_parquet", flaky)
     store = tmp_path / "store"
-    summary = ingest(SERVER_LOGS[:2], store)
+    with pytest.raises(IngestFailed, match="1 run.s. failed: .*No space left") as raised:
+        ingest(SERVER_LOGS[:2], store)
+    summary = raised.value.summary
     assert len(summary.failed) == 1 and "No space left" in summary.failed[0][1] and len(summary.runs) == 1
     s = open_store(store)
     assert s.run_ids() == summary.runs
@@ -314,6 +316,24 @@ def test_workers_fork_before_polars_starts_threads_else_spawn(tmp_path: Path) ->
     assert tree_digest(tmp_path / "cli") == tree_digest(tmp_path / "one")
 
 
+def test_a_script_without_main_guard_ingests_with_workers_after_polars(tmp_path: Path) -> None:
+    """Spawned workers used to import the unguarded script again: every run failed (BrokenProcessPool)
+    and nothing was raised. Now every run is ingested; a failing run raises ``IngestFailed``."""
+    script = tmp_path / "notes.py"
+    script.write_text(
+        "import sys, logscope\n"
+        "from logscope.store import ingest\n"
+        f"logscope.load({str(CASE / 'vllm-64k.log')!r}).frame('throughput')  # polars' threads exist now\n"
+        f"s = ingest([{str(CASE)!r}], {str(tmp_path / 'store')!r}, jobs=2)\n"
+        "print(len(s.runs), len(s.failed))\n"
+        f"ingest([{str(tmp_path / 'empty.log')!r}], {str(tmp_path / 'store')!r}, jobs=2)\n")
+    (tmp_path / "empty.log").write_bytes(b"")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.stdout.split() == ["4", "0"], r.stderr
+    assert r.returncode == 1 and "IngestFailed: 1 run(s) failed" in r.stderr and "empty" in r.stderr
+
+
 def test_an_unreadable_file_fails_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real = layout.file_digest
     bad = str((CASE / "vllm-64k.log").absolute())
@@ -324,5 +344,20 @@ def test_an_unreadable_file_fails_alone(tmp_path: Path, monkeypatch: pytest.Monk
         return real(path, limit)
 
     monkeypatch.setattr(layout, "file_digest", digest)
-    summary = ingest([CASE], tmp_path / "store")
+    summary = ingest([CASE], tmp_path / "store", check=False)
     assert summary.failed == [(bad, "cannot be read (Permission denied)")] and len(summary.runs) == 3
+
+
+def test_ingest_progress_bar_counts_runs_and_failures() -> None:
+    import io
+    import re
+
+    from logscope.render.progress import RunsProgress
+    from logscope.store.ingest import RunResult
+
+    out = io.StringIO()
+    with RunsProgress(out) as bar:
+        bar(1, 2, RunResult("r1", ("a.log",), seconds=1.25))
+        bar(2, 2, RunResult("r2", ("b.log",), error="empty"))
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    assert "1/2" in text and "r1 (1.2 s)" in text and "2/2" in text and "r2 (failed), 1 failed" in text

@@ -87,3 +87,39 @@ def reading_progress(paths: Sequence[str], stats: Any, stream: TextIO | None = N
             stop.set()
             thread.join()
             progress.update(task, completed=stats.bytes)
+
+
+class RunsProgress:
+    """A bar of finished runs on stderr for ``logscope ingest`` (only on a terminal): the ingest's
+    ``progress`` callback. Drawn when a run finishes, by the caller's thread: no refresh thread is
+    started, so the ingest can still fork its workers (``store.ingest.ProcessExecutor``)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self._progress: Any = None
+        self._task: Any = None
+        self.failed = 0
+
+    def __enter__(self) -> RunsProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, done: int, total: int, res: Any) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        if self._progress is None:
+            console = Console(file=self.stream, force_terminal=True)
+            self._progress = Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                      TextColumn("{task.fields[last]}"), console=console, auto_refresh=False)
+            self._progress.start()
+            self._task = self._progress.add_task("ingest", total=total, last="")
+        self.failed += res.error is not None
+        last = f"{res.run} ({'failed' if res.error else f'{res.seconds:.1f} s'})"
+        if self.failed:
+            last += f", {self.failed} failed"
+        self._progress.update(self._task, completed=done, last=last)
+        self._progress.refresh()

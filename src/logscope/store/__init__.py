@@ -15,7 +15,7 @@ logscope`` does not import it (``logscope.open_store`` imports it on first call)
 
 from __future__ import annotations
 
-from logscope.store.ingest import IngestSummary, ingest, ingest_dask
+from logscope.store.ingest import IngestFailed, IngestSummary, ingest, ingest_dask
 from logscope.store.open import Store, open_store
 
-__all__ = ["IngestSummary", "Store", "ingest", "ingest_dask", "open_store"]
+__all__ = ["IngestFailed", "IngestSummary", "Store", "ingest", "ingest_dask", "open_store"]

@@ -105,6 +105,24 @@ class IngestSummary:
         return "; ".join(parts)
 
 
+class IngestFailed(LogscopeError):
+    """Some runs could not be ingested (``ingest(..., check=True)``, the default). The others are in the
+    store all the same; ``summary`` says what was done and ``summary.failed`` what failed and why."""
+
+    def __init__(self, summary: IngestSummary) -> None:
+        self.summary = summary
+        shown = "; ".join(f"{files}: {error}" for files, error in summary.failed[:3])
+        more = f"; and {len(summary.failed) - 3} more" if len(summary.failed) > 3 else ""
+        super().__init__(f"{len(summary.failed)} run(s) failed: {shown}{more} ({summary.text()}; "
+                         "ingest(..., check=False) returns the summary instead of raising)")
+
+
+def _checked(summary: IngestSummary, check: bool) -> IngestSummary:
+    if check and summary.failed:
+        raise IngestFailed(summary)
+    return summary
+
+
 # -- input files ------------------------------------------------------------------------------------
 
 
@@ -379,6 +397,28 @@ def _warm_up() -> int:
     return os.getpid()
 
 
+@contextlib.contextmanager
+def _without_main() -> Iterator[None]:
+    """Spawned workers that do not run the caller's ``__main__`` again.
+
+    A spawned worker imports the parent's main module before its first task, so that functions defined
+    there can be unpickled. Ours need nothing from it (``ingest_one`` and its arguments live in
+    logscope), and a plain script without an ``if __name__ == "__main__"`` guard would run its own
+    ``ingest`` again in every worker: the worker dies at start and every run failed with
+    BrokenProcessPool. While the workers start, ``__main__`` is a module without a file (as in a
+    notebook, where spawning works as is). A spawning pool starts a worker on a ``submit`` when none is
+    idle: every ``submit`` is made under this."""
+    import sys
+    import types
+
+    saved = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = saved
+
+
 class ProcessExecutor(Executor):
     """The work over ``jobs`` local processes.
 
@@ -399,8 +439,9 @@ class ProcessExecutor(Executor):
         fork = "fork" in multiprocessing.get_all_start_methods() and _single_threaded()
         self.method = "fork" if fork else "spawn"
         self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context(self.method))
-        for _ in range(self.jobs):  # starts the workers now (a fork: before this process imports polars)
-            self._pool.submit(_warm_up)
+        with contextlib.nullcontext() if fork else _without_main():
+            for _ in range(self.jobs):  # starts the workers now (a fork: before this process imports polars)
+                self._pool.submit(_warm_up)
 
     def run(self, specs: list[RunSpec], store: str) -> Iterator[RunResult]:
         from concurrent.futures import as_completed
@@ -408,7 +449,8 @@ class ProcessExecutor(Executor):
         if self._pool is None:
             self.start()
         assert self._pool is not None
-        futures = {self._pool.submit(ingest_one, s, store): s for s in specs}
+        with contextlib.nullcontext() if self.method == "fork" else _without_main():
+            futures = {self._pool.submit(ingest_one, s, store): s for s in specs}
         try:
             for fut in as_completed(futures):
                 spec = futures[fut]
@@ -533,23 +575,26 @@ def _collect_garbage(store: Path, committed: set[str]) -> None:
 
 
 def ingest(paths: Sequence[PathLike] | PathLike, out: PathLike, *, jobs: int = 1, engine: str | None = "auto",
-           group: str = "file", progress: Progress | None = None) -> IngestSummary:
+           group: str = "file", progress: Progress | None = None, check: bool = True) -> IngestSummary:
     """Parse ``paths`` (files, directories, globs, ``.gz``) into the store ``out``, with ``jobs`` local
     processes. ``group="dir"`` makes the files of one directory one run (ranks, nodes, rotated parts);
-    by default each file is a run."""
+    by default each file is a run. When a run fails, the others are stored all the same, then
+    ``IngestFailed`` is raised (with ``check=False`` the summary is returned: see its ``failed``).
+    Works from a script without a ``__main__`` guard and from a notebook (``ProcessExecutor``)."""
     items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     executor = Executor() if jobs <= 1 else ProcessExecutor(jobs)
-    return run_ingest(items, out, executor, engine=engine, group=group, progress=progress)
+    return _checked(run_ingest(items, out, executor, engine=engine, group=group, progress=progress), check)
 
 
 def ingest_dask(paths: Sequence[PathLike] | PathLike, out: PathLike, *, scheduler: str | None = None,
                 client: Any = None, engine: str | None = "auto", group: str = "file",
-                progress: Progress | None = None, connect_timeout_s: float = 30.0) -> IngestSummary:
+                progress: Progress | None = None, connect_timeout_s: float = 30.0, check: bool = True) -> IngestSummary:
     """``ingest`` with the work of each run as a Dask task: on ``client``, or on a client connected to
     ``scheduler`` (an address such as ``tcp://10.0.0.5:8786``). The store is the same as ``ingest``'s.
 
     The workers must see the logs and the store at the same paths as this process (a shared file
     system); they write the runs' partitions into the store's staging area, this process publishes them.
+    Failed runs: as ``ingest`` (``IngestFailed`` unless ``check=False``).
     """
     try:
         import distributed
@@ -565,13 +610,14 @@ def ingest_dask(paths: Sequence[PathLike] | PathLike, out: PathLike, *, schedule
         except OSError as exc:
             raise LogscopeError(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from exc
     try:
-        return run_ingest(items, out, DaskExecutor(client), engine=engine, group=group, progress=progress)
+        summary = run_ingest(items, out, DaskExecutor(client), engine=engine, group=group, progress=progress)
     finally:
         if own:
             client.close()
+    return _checked(summary, check)
 
 
 __all__ = [
-    "DaskExecutor", "Executor", "IngestSummary", "Plan", "ProcessExecutor", "RunResult", "RunSpec", "SerialExecutor",
+    "DaskExecutor", "Executor", "IngestFailed", "IngestSummary", "Plan", "ProcessExecutor", "RunResult", "RunSpec", "SerialExecutor",
     "analyze", "expand", "ingest", "ingest_dask", "ingest_one", "plan", "run_ingest", "run_row",
 ]
