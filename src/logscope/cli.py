@@ -288,9 +288,8 @@ def ingest_command(
     """Parse many logs (files, directories, globs, .gz) into a Parquet store, one partition per run and
     event kind, with a runs table; files already in the store (same content) are skipped. Read it with
     logscope.open_store(OUT), polars or DuckDB."""
-    from logscope.store.ingest import ingest, ingest_dask
-
     from logscope.render.progress import RunsProgress
+    from logscope.store.ingest import ingest, ingest_dask
 
     if dask_scheduler and jobs != 1:
         raise click.UsageError("--jobs and --dask-scheduler exclude each other (Dask decides the parallelism)")
