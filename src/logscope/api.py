@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 PathLike = str | os.PathLike[str]
 
 
-@dataclass
+@dataclass(repr=False)
 class Run:
     """Everything parsed from one run's logs."""
 
@@ -41,6 +41,16 @@ class Run:
     engine: str | None
     events: list[Event]
     stats: ReadStats = field(default_factory=ReadStats)
+
+    def __repr__(self) -> str:  # short (the events are many): logscope.render.notebook
+        from logscope.render.notebook import run_repr
+
+        return run_repr(self)
+
+    def _repr_html_(self) -> str:
+        from logscope.render.notebook import run_html
+
+        return run_html(self)
 
     def of_kind(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.kind == kind]

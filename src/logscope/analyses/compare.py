@@ -106,6 +106,16 @@ class Comparison(BaseModel):
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
+    def __repr__(self) -> str:  # short, for notebooks and terminals (logscope.render.notebook; imported on call)
+        from logscope.render.notebook import comparison_repr
+
+        return comparison_repr(self)
+
+    def _repr_html_(self) -> str:
+        from logscope.render.notebook import comparison_html
+
+        return comparison_html(self)
+
 
 def _ratio(a: float | None, b: float | None, how: str) -> Ratio | None:
     if a is None or b is None or b == 0:

@@ -68,6 +68,16 @@ class Report(BaseModel):
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
+    def __repr__(self) -> str:  # short, for notebooks and terminals (logscope.render.notebook; imported on call)
+        from logscope.render.notebook import report_repr
+
+        return report_repr(self)
+
+    def _repr_html_(self) -> str:
+        from logscope.render.notebook import report_html
+
+        return report_html(self)
+
     def section(self, name: str) -> BaseModel | None:
         value = getattr(self, name)
         return value if isinstance(value, BaseModel) else None

@@ -73,6 +73,11 @@ class Store:
         )
         return lf.select(list(schema))
 
+    def _repr_html_(self) -> str:
+        from logscope.render.notebook import store_html
+
+        return store_html(self)
+
     def __getitem__(self, kind: str) -> pl.LazyFrame:
         return self.events(kind)
 
