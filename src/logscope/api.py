@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from logscope.parsers.chunks import LineRenderer
+    from logscope.timebase import TimeBase
 
 PathLike = str | os.PathLike[str]
 
@@ -41,6 +42,7 @@ class Run:
     engine: str | None
     events: list[Event]
     stats: ReadStats = field(default_factory=ReadStats)
+    _timebase: tuple[int, TimeBase] | None = field(default=None, init=False, compare=False)
 
     def __repr__(self) -> str:  # short (the events are many): logscope.render.notebook
         from logscope.render.notebook import run_repr
@@ -62,10 +64,19 @@ class Run:
         return out
 
     def frame(self, kind: str) -> pl.DataFrame:
-        """One polars DataFrame of the events of ``kind``, with the model's schema."""
+        """One polars DataFrame of the events of ``kind``: the model's fields, then ``ts`` (the wall-clock
+        time, Datetime) and ``ts_source`` (where its date came from: ``logscope.timebase``)."""
         from logscope.analyses.frames import frame
 
-        return frame(self.events, kind)
+        return frame(self.events, kind, timebase=self.timebase())
+
+    def timebase(self) -> TimeBase:
+        """When ``t_s == 0`` was on the wall clock, and how that is known (``logscope.timebase``)."""
+        from logscope.timebase import timebase
+
+        if self._timebase is None or self._timebase[0] != len(self.events):
+            self._timebase = (len(self.events), timebase(self.events))
+        return self._timebase[1]
 
     def analyze(self) -> Any:
         """The full report: every analysis, and the digest's findings (worst first)."""

@@ -16,6 +16,11 @@ import polars as pl
 
 from logscope.events import EVENT_TYPES, Event
 
+if typing.TYPE_CHECKING:
+    from logscope.timebase import TimeBase
+
+TS_COLUMNS: dict[str, pl.DataType] = {"ts": pl.Datetime("us"), "ts_source": pl.Utf8()}  # after the model's fields
+
 
 def _dtype(annotation: Any) -> pl.DataType:
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
@@ -57,7 +62,7 @@ def _json(value: Any) -> Any:
 
 def frame(
     events: Sequence[Event], kind: str, *, seq: bool = False, order: Sequence[int] | None = None,
-    raw: bool = True,
+    raw: bool = True, timebase: TimeBase | None = None,
 ) -> pl.DataFrame:
     """The events of ``kind`` as a DataFrame (empty, with the right columns, when there are none).
 
@@ -69,6 +74,10 @@ def frame(
     Built one column at a time, each handed to polars before the next is read: the Python list
     behind a column (a pointer per event) lives only while its column is made, so building the frame
     of a million events takes little more than the frame itself.
+
+    With ``timebase`` (``logscope.timebase``) two last columns say when: ``ts``, the wall-clock time
+    (Datetime, the run's start plus ``t_s``; null when unknown) and ``ts_source``, where its date came
+    from (``log``, ``file_date``, ``mtime`` or ``none``).
     """
     sch = schema(kind)
     dicts = _dict_fields(kind)
@@ -86,7 +95,18 @@ def frame(
             values = [_json(v) for v in values]
         columns.append(pl.Series(name, values, dtype=dtype))
         del values
-    return pl.DataFrame(columns)
+    df = pl.DataFrame(columns)
+    if timebase is not None:
+        df = with_ts(df, timebase)
+    return df
+
+
+def with_ts(df: pl.DataFrame, timebase: TimeBase) -> pl.DataFrame:
+    """``df`` (with its ``t_s``) and the ``ts`` and ``ts_source`` columns (see ``frame``)."""
+    start = pl.lit(timebase.start, dtype=pl.Datetime("us"))
+    micros = (pl.col("t_s") * 1e6).round().cast(pl.Int64)
+    return df.with_columns((start + pl.duration(microseconds=micros)).cast(pl.Datetime("us")).alias("ts"),
+                           pl.lit(timebase.source, dtype=pl.Utf8()).alias("ts_source"))
 
 
 class Frames:

@@ -30,6 +30,17 @@ def event_reference() -> str:
     ]
     for name, f in Event.model_fields.items():
         out.append(f"| `{name}` | `{_type_name(f.annotation)}` | {f.description or ''} |")
+    out += [
+        "",
+        "A kind's frame (`run.frame(kind)`, and the store's `store[kind]`) has these fields, then two columns:",
+        "",
+        "| column | type | meaning |",
+        "|---|---|---|",
+        "| `ts` | `Datetime` | the wall-clock time: the run's start plus `t_s`; null when the date is unknown |",
+        "| `ts_source` | `str` | where the date came from: `log` (printed with its year), `file_date` (the year of a "
+        "full date elsewhere in the file, e.g. a `docker logs -t` stamp), `mtime` (the year of the file's "
+        "modification time: vLLM prints none), `none` (no date: `ts` is null) |",
+    ]
     for kind, cls in EVENT_TYPES.items():
         doc = " ".join((cls.__doc__ or "").split())
         out += ["", f"## `{kind}`", "", doc, "", "| field | type | meaning |", "|---|---|---|"]

@@ -56,6 +56,7 @@ class RunSpec:
     hashes: tuple[str, ...]
     sizes: tuple[int, ...]
     engine: str | None = "auto"
+    path: str = ""  # the file, or the directory with group="dir" (absolute)
 
 
 @dataclass
@@ -207,7 +208,7 @@ def plan(paths: Sequence[PathLike], store: PathLike, *, engine: str | None = "au
         for f, h in zip(members, hashes, strict=True):
             planned.setdefault(h, f)
         spec = RunSpec(run=rid, name=name, files=tuple(members), hashes=tuple(hashes),
-                       sizes=tuple(digests[f][1] for f in members), engine=engine)
+                       sizes=tuple(digests[f][1] for f in members), engine=engine, path=key)
         out.specs.append(spec)
         candidates = {str(r["run"]): r for f in members for r in rows_by_path.get(f, [])}
         replaced = [run for run, r in sorted(candidates.items()) if _covers(spec, r)]
@@ -263,7 +264,7 @@ def ingest_one(spec: RunSpec, store: str) -> RunResult:
             # the stored events keep their raw text (the analyses' frames leave it out)
             from logscope.analyses.frames import frame
 
-            table = frame(run.events, kind, seq=True, order=data.kind_index.get(kind, ()))
+            table = frame(run.events, kind, seq=True, order=data.kind_index.get(kind, ()), timebase=run.timebase())
             layout.write_parquet(table.drop("kind"), d / layout.PART_FILE)
         row = run_row(spec, run, report, data)
     except LogscopeError as exc:
@@ -302,7 +303,8 @@ def run_row(spec: RunSpec, run: Run, report: Report, data: RunData | None = None
 
     events = run.events
     settings = settings_of(events)
-    times = [e.time for e in events if e.time and e.t_s is not None]
+    tb = run.timebase()
+    t_first = min((e.t_s for e in events if e.t_s is not None), default=None)
     t_last = max((e.t_s for e in events if e.t_s is not None), default=None)
     model = next((getattr(e, "model", None) for e in events if e.kind == "version" and getattr(e, "model", None)), None)
     if model is None:
@@ -317,7 +319,8 @@ def run_row(spec: RunSpec, run: Run, report: Report, data: RunData | None = None
     context_source, context_tokens = next(iter(contexts.items()), (None, None))
     return {
         "run": spec.run,
-        "name": spec.name,
+        "name": run_name(run.engine, report.engine_version, spec.path or spec.name),
+        "path": spec.path or None,
         "engine": run.engine,
         "engine_version": report.engine_version,
         "model": model,
@@ -328,8 +331,9 @@ def run_row(spec: RunSpec, run: Run, report: Report, data: RunData | None = None
         "lines": report.lines,
         "events": len(events),
         "unparsed": report.coverage.unparsed,
-        "start_time": times[0] if times else None,
-        "end_time": times[-1] if times else None,
+        "start_time": tb.at(t_first),
+        "end_time": tb.at(t_last),
+        "ts_source": tb.source,
         "duration_s": t_last,
         "config": json.dumps(settings.values, sort_keys=True, default=str),
         "config_args": json.dumps(settings.raw, sort_keys=True, default=str),
@@ -356,6 +360,13 @@ def run_row(spec: RunSpec, run: Run, report: Report, data: RunData | None = None
         "report": report.to_json(indent=None),
         "logscope_version": __version__,
     }
+
+
+def run_name(engine: str | None, version: str | None, path: str) -> str:
+    """A run's name in the runs table: engine, version and path (``vllm 0.32.0 /logs/a1.log``): the same
+    file name under two directories, or of two engines, gives two names. ``layout.runs_frame`` tells
+    apart the runs that still share one (a file rewritten with other content)."""
+    return f"{engine or 'unknown-engine'} {version or 'unknown-version'} {path}"
 
 
 # -- executors: where the work of each run happens --------------------------------------------------

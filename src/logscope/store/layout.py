@@ -53,6 +53,7 @@ COMPRESSION: Literal["zstd"] = "zstd"
 RUNS_COLUMNS: dict[str, str] = {
     "run": "str",
     "name": "str",
+    "path": "str",
     "engine": "str",
     "engine_version": "str",
     "model": "str",
@@ -63,8 +64,9 @@ RUNS_COLUMNS: dict[str, str] = {
     "lines": "int",
     "events": "int",
     "unparsed": "int",
-    "start_time": "str",
-    "end_time": "str",
+    "start_time": "datetime",
+    "end_time": "datetime",
+    "ts_source": "str",
     "duration_s": "float",
     "config": "str",
     "config_args": "str",
@@ -98,7 +100,7 @@ PARTITION_KEYS = ("kind", "run")
 def _dtype(name: str) -> pl.DataType:
     import polars as pl
 
-    base = {"str": pl.String(), "int": pl.Int64(), "float": pl.Float64()}
+    base = {"str": pl.String(), "int": pl.Int64(), "float": pl.Float64(), "datetime": pl.Datetime("us")}
     if name.startswith("list[") and name.endswith("]"):
         return pl.List(base[name[5:-1]])
     return base[name]
@@ -120,10 +122,12 @@ def event_file_schema(kind: str) -> dict[str, pl.DataType]:
     """The columns of a partition file of ``kind``: ``seq``, then the model's fields less ``kind``."""
     import polars as pl
 
+    from logscope.analyses.frames import TS_COLUMNS
     from logscope.analyses.frames import schema as event_model_schema
 
     out: dict[str, pl.DataType] = {"seq": pl.Int64()}
     out.update({k: v for k, v in event_model_schema(kind).items() if k != "kind"})
+    out.update(TS_COLUMNS)
     return out
 
 
@@ -256,7 +260,11 @@ def read_runs(store: Path) -> pl.DataFrame:
         return pl.DataFrame(schema=schema)
     df = pl.read_parquet(f)
     missing = [pl.lit(None, dtype=t).alias(c) for c, t in schema.items() if c not in df.columns]
-    return df.with_columns(missing) if missing else df
+    # a store written before start/end_time were typed holds them as printed: a date with a year is
+    # read as one, a vLLM ``MM-DD HH:MM:SS`` (no year) as null (ingest the run again for its ts)
+    retyped = [pl.col(c).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False).cast(schema[c]).alias(c)
+               for c in ("start_time", "end_time") if c in df.columns and df.schema[c] == pl.String()]
+    return df.with_columns(missing + retyped) if missing or retyped else df
 
 
 def read_runs_rows(store: Path) -> list[dict[str, Any]]:
@@ -271,7 +279,11 @@ def runs_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     import polars as pl
 
     ordered = sorted(rows, key=lambda r: str(r["run"]))
+    names = [r.get("name") for r in ordered]
+    shared = {n for n in names if n is not None and names.count(n) > 1}
     cols = {c: [r.get(c) for r in ordered] for c in RUNS_COLUMNS}
+    # names are unique: runs that share one (a file rewritten with other content) get their id's hash
+    cols["name"] = [f"{n} #{str(r['run']).rsplit('-', 1)[-1]}" if n in shared else n for n, r in zip(names, ordered, strict=True)]
     return pl.DataFrame(cols, schema=runs_schema())
 
 
