@@ -123,8 +123,18 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u200e\u200f\u202a-\u
 
 
 def clean(text: str, limit: int | None = None) -> str:
-    """One line of untrusted text for display: control and bidi characters made visible, length capped."""
+    """One line of untrusted text for display: control and bidi characters made visible, length capped
+    (``elide``)."""
     s = _CONTROL.sub("\ufffd", text.replace("\t", "    ").replace("\r\n", "\n").replace("\r", "\n"))
-    if limit is not None and len(s) > limit:
-        s = s[:limit] + f" … [{len(s) - limit:,} more characters]"
-    return s
+    return elide(s, limit) if limit is not None else s
+
+
+def elide(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters at a word's end, then `` …`` (the whole text is in the
+    JSON report). A first word longer than half the limit is cut inside, at the limit."""
+    if len(text) <= limit:
+        return text
+    cut = max(text.rfind(" ", 0, limit + 1), text.rfind("\n", 0, limit + 1))
+    if cut < limit // 2:
+        cut = limit
+    return text[:cut].rstrip() + " …"

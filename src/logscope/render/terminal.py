@@ -7,6 +7,7 @@ console in tests). Log text goes in as ``rich.text.Text``, never as markup, so a
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from logscope.analyses.report import Report
@@ -32,7 +33,75 @@ def _text(spans: Inline, base: str = "") -> Text:
     return out
 
 
-def _renderables(bl: Block) -> list[RenderableType]:
+GAP = 3  # what a column takes beside its text in the tables below: a space each side and the divider
+
+
+def _longest_word(cells: list[str]) -> int:
+    return max((len(w) for s in cells for w in s.split()), default=0)
+
+
+def table_parts(bl: Table, width: int) -> list[list[int]]:
+    """The columns of ``bl`` in groups that each fit ``width`` without breaking a word: all of them when
+    they fit; else the first column (the row's key) and as many of the next as fit, again for the rest
+    (the table folds: its right part comes below, keyed by the same first column). A column needs its
+    longest word."""
+    from logscope.render.doc import plain
+
+    n = len(bl.header)
+    need = [_longest_word([bl.header[i], *(plain(row[i]) for row in bl.rows if i < len(row))]) + GAP for i in range(n)]
+    if n <= 2 or sum(need) <= width:
+        return [list(range(n))]
+    parts: list[list[int]] = []
+    cur, used = [0], need[0]
+    for i in range(1, n):
+        if used + need[i] > width and len(cur) > 1:
+            parts.append(cur)
+            cur, used = [0], need[0]
+        cur.append(i)
+        used += need[i]
+    parts.append(cur)
+    return parts
+
+
+def column_widths(bl: Table, cols: list[int], width: int) -> list[int] | None:
+    """Widths for the columns ``cols`` of ``bl`` within ``width``: None when every cell fits on one line
+    (rich lays it out then); else each column's widest line, the widest columns narrowed first but
+    never below their longest word (rich's own narrowing cuts words: "acceptan…")."""
+    from logscope.render.doc import plain
+
+    texts = [[bl.header[i], *(plain(row[i]) for row in bl.rows if i < len(row))] for i in cols]
+    natural = [max((len(ln) for s in col for ln in s.split("\n")), default=0) for col in texts]
+    room = width - GAP * (len(cols) - 1)
+    if sum(natural) <= room:
+        return None
+    least = [max(1, _longest_word(col)) for col in texts]
+    widths = list(natural)
+    while sum(widths) > room:
+        k = max((j for j in range(len(widths)) if widths[j] > least[j]), key=lambda j: widths[j], default=None)
+        if k is None:
+            break  # a word wider than the screen: rich cuts it
+        widths[k] -= 1
+    return widths
+
+
+def fit_words(text: str, width: int) -> str:
+    """``text`` with each word wider than ``width`` shortened from its start (``…/srt/layers/fp8_utils.py:318:``):
+    a path's end says most. Cut after a ``/`` where one falls in the part kept."""
+    if width < 8 or all(len(w) <= width for w in text.split()):
+        return text
+
+    def short(m: re.Match[str]) -> str:
+        word = m.group(0)
+        if len(word) <= width:
+            return word
+        tail = word[len(word) - (width - 1):]
+        slash = tail.find("/")
+        return "…" + (tail[slash:] if 0 <= slash < len(tail) - 8 else tail)
+
+    return re.sub(r"\S+", short, text)
+
+
+def _renderables(bl: Block, width: int = 10_000) -> list[RenderableType]:
     from rich import box
     from rich.panel import Panel
     from rich.rule import Rule
@@ -47,17 +116,22 @@ def _renderables(bl: Block) -> list[RenderableType]:
         prefix = Text("! ", style="yellow") if bl.kind == "warn" else Text("")
         return [prefix + _text(bl.inline, PARA_STYLE.get(bl.kind, ""))]
     if isinstance(bl, Table):
-        tb = RichTable(box=box.SIMPLE_HEAD, show_header=not bl.key_value and any(bl.header), show_edge=False,
-                       pad_edge=False, header_style="bold")
-        for i, h in enumerate(bl.header):
-            numeric = i < len(bl.numeric) and bl.numeric[i]
-            tb.add_column(Text(h), justify="right" if numeric else "left",
-                          style="bold" if bl.key_value and i == 0 else None, no_wrap=bl.key_value and i == 0)
-        for row in bl.rows:
-            tb.add_row(*(_text(cell) for cell in row))
-        return [tb] if bl.key_value else [Text(""), tb]
+        out_tables: list[RenderableType] = []
+        for cols in ([list(range(len(bl.header)))] if bl.key_value else table_parts(bl, width)):
+            tb = RichTable(box=box.SIMPLE_HEAD, show_header=not bl.key_value and any(bl.header), show_edge=False,
+                           pad_edge=False, header_style="bold")
+            widths = None if bl.key_value else column_widths(bl, cols, width)
+            for k, i in enumerate(cols):
+                numeric = i < len(bl.numeric) and bl.numeric[i]
+                tb.add_column(Text(bl.header[i]), justify="right" if numeric else "left",
+                              style="bold" if bl.key_value and i == 0 else None, no_wrap=bl.key_value and i == 0,
+                              width=widths[k] if widths else None)
+            for row in bl.rows:
+                tb.add_row(*(_text(row[i]) if i < len(row) else Text("") for i in cols))
+            out_tables += [tb] if bl.key_value else [Text(""), tb]
+        return out_tables
     if isinstance(bl, Code):
-        return [Panel(Text("\n".join(clean(x) for x in bl.lines)), box=box.SQUARE, border_style="dim",
+        return [Panel(Text("\n".join(fit_words(clean(x), width - 4) for x in bl.lines)), box=box.SQUARE, border_style="dim",
                       title=Text("evidence"), title_align="left")]
     if isinstance(bl, FigureRef):
         return []
@@ -66,14 +140,14 @@ def _renderables(bl: Block) -> list[RenderableType]:
                              (bl.code, "bold cyan"), " ", (bl.title, "bold"))
         out: list[RenderableType] = [Text(""), head]
         for p in bl.body:
-            out += _renderables(p)
+            out += _renderables(p, width)
         return out
     raise TypeError(f"unknown block {bl!r}")
 
 
 def render_blocks(blocks: list[Block], console: Console) -> None:
     for bl in blocks:
-        for r in _renderables(bl):
+        for r in _renderables(bl, console.width):
             console.print(r)
 
 
