@@ -43,8 +43,18 @@ def friendly(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from logscope.doctor import version_line
+
+    click.echo(version_line())
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="logscope")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and the scanner in use, and exit (more: logscope doctor).")
 def main() -> None:
     """Forensics for vLLM and SGLang server logs."""
 
@@ -305,6 +315,15 @@ def ingest_command(
     click.echo(f"logscope: {summary.text()}", err=True)
     if summary.failed:
         sys.exit(1)
+
+
+@main.command("doctor")
+def doctor_command() -> None:
+    """What this install runs with: the scanner (Hyperscan or the pure-Python fallback), the optional
+    pieces, and the command that installs the faster or missing ones."""
+    from logscope.doctor import report
+
+    click.echo(report())
 
 
 @main.command("rules")
