@@ -173,7 +173,7 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
 @click.argument("logs", nargs=-1, required=True)
 @click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
 @click.option("--format", "fmt", type=REPORT_FORMAT_CHOICE, default="text", show_default=True,
-              help="text: terminal tables; markdown: for a ticket (fits a GitHub comment); json: CONTRACT keys; "
+              help="text: terminal tables; markdown: for a ticket (fits a GitHub comment); json: the keys of docs/contract.md; "
                    "html: one self-contained page with the figures")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the report here instead of stdout")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False),

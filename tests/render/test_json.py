@@ -1,4 +1,4 @@
-"""JSON: goldens of the case fixtures, CONTRACT.md keys, and the generated JSON Schemas."""
+"""JSON: goldens of the case fixtures, docs/contract.md keys, and the generated JSON Schemas."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tests.render.cases import CASES, at_root, loaded
 
 GOLDENS = Path(__file__).parent / "goldens"
 
-# CONTRACT.md, "Report (analyze --format json)": extend, never rename or remove
+# docs/contract.md, "Report (analyze --format json)": extend, never rename or remove
 CONTRACT_TOP = ["logscope_version", "engine", "engine_version", "files", "lines", "not_applicable", "coverage",
                 "stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances", "findings"]
 CONTRACT_SECTIONS: dict[str, list[str]] = {

@@ -1,4 +1,4 @@
-"""The full report of one run: every analysis, under the keys of CONTRACT.md.
+"""The full report of one run: every analysis, under the keys of docs/contract.md.
 
 A section is ``None`` when the log lacks what it needs, with the reason in ``not_applicable``.
 ``findings`` is filled by the digest (``logscope.digest``), not here.
@@ -37,7 +37,7 @@ class Coverage(BaseModel):
 
 
 class Report(BaseModel):
-    """Everything logscope derives from one run. Keys as in CONTRACT.md; extend, never rename."""
+    """Everything logscope derives from one run. Keys as in docs/contract.md; extend, never rename."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -30,7 +30,7 @@ RAY_COPIES = "other ranks (Ray dedup)"
 
 
 class Finding(BaseModel):
-    """One problem found in the run (CONTRACT.md ``findings``)."""
+    """One problem found in the run (docs/contract.md, ``report.findings``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -4,7 +4,7 @@ Every event carries its evidence (``file``, ``line``, ``raw``) and where it came
 ranks, ``level``, the printed ``time`` and ``t_s`` seconds since the run's first timestamp). Field
 names carry their unit (``gen_tok_s``, ``memory_gib``, ``gpu_kv_cache_pct``). Kinds are
 engine-neutral where the meaning is shared: a KV pool of N tokens is ``kv_cache_pool`` whichever
-engine printed it. The names here are the public contract (CONTRACT.md): extend, never rename.
+engine printed it. The names here are the public contract (docs/contract.md): extend, never rename.
 """
 
 from __future__ import annotations

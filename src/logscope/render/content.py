@@ -144,7 +144,7 @@ def ranks_text(ranks: Sequence[Any] | dict[str, Any]) -> str:
 
 
 def finding_dict(f: Any) -> dict[str, Any]:
-    """A finding as a dict with the CONTRACT keys, whether the digest gave a model or a dict."""
+    """A finding as a dict with the keys of docs/contract.md, whether the digest gave a model or a dict."""
     d: dict[str, Any] = f.model_dump(mode="json") if isinstance(f, BaseModel) else dict(f)
     d.setdefault("code", "?")
     d.setdefault("severity", "info")

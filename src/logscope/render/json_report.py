@@ -1,4 +1,4 @@
-"""The report as JSON (CONTRACT.md keys) and its JSON Schema.
+"""The report as JSON (the keys of docs/contract.md) and its JSON Schema.
 
 ``docs/report.schema.json`` and ``docs/compare.schema.json`` are generated from the pydantic models
 by ``python -m logscope.render.json_report``; a test fails when they are stale and validates reports
@@ -36,7 +36,7 @@ def _schema(model: Any, name: str, title: str, description: str) -> dict[str, An
 
 def report_schema() -> dict[str, Any]:
     out = _schema(Report, "report.schema.json", "logscope report",
-                  "`logscope analyze --format json`: keys as in CONTRACT.md; a section is null when the log lacks "
+                  "`logscope analyze --format json`: keys as in docs/contract.md; a section is null when the log lacks "
                   "what it needs, with the reason in not_applicable.")
     # The report holds the digest's findings untyped (the analyses do not import the digest); the
     # schema names their model.
