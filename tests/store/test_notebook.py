@@ -36,6 +36,13 @@ def test_notebook_runs_as_written(workdir: Path) -> None:
         except Exception as exc:  # name the cell that broke
             raise AssertionError(f"cell {i} of docs/notebook.md failed: {type(exc).__name__}: {exc}\n{cell}") from exc
     assert (workdir / "throughput.png").stat().st_size > 10_000
+    # the figure is throughput over the wall clock (ts), its date's source said on the axis
+    import numpy as np
+
+    ax = ns["ax"]
+    xs = np.asarray(ax.lines[0].get_xdata())  # type: ignore[attr-defined]
+    assert np.issubdtype(xs.dtype, np.datetime64) and len(xs) == ns["tp"].height  # type: ignore[attr-defined]
+    assert "date from: mtime" in ax.get_xlabel()  # type: ignore[attr-defined]
     assert (workdir / "store" / "runs.parquet").is_file()
     assert os.path.isdir(workdir / "store" / "events")
 
