@@ -16,6 +16,7 @@ from logscope.render.terminal import table_parts
 from tests.conftest import ROOT
 
 LOGS = [ROOT / "engine_logs/vllm-0.32-decode-steady-c10.log", *sorted((ROOT / "fixtures/case").glob("*.log"))]
+# (run on the shared generated corpus, whose absolute paths are ~80 characters long, too: no piece)
 _SPLIT = re.compile(r"[\s\u2500-\u257f]+")  # whitespace and box-drawing characters
 
 
@@ -48,7 +49,9 @@ def test_a_wide_table_folds_keyed_by_its_first_column() -> None:
     rows = [((t("802"),), (t("compile"),), (t("_compute_slot_mapping_kernel " * 2),), (t("line 344"),))]
     tb = Table(header, rows)
     assert table_parts(tb, 200) == [[0, 1, 2, 3]]
-    assert table_parts(tb, 40) == [[0, 1], [0, 2], [0, 3]]  # words 5, 7, 28, 4 (+3 each)
+    # longest words 5, 7, 28, 4 (+3 each); at 40 columns a word keeps at most 17 (its end): 8 + 10 + 20 fit
+    assert table_parts(tb, 40) == [[0, 1, 2], [0, 3]]
+    assert table_parts(tb, 30) == [[0, 1], [0, 2, 3]]  # a word keeps 12: 8 + 10 + 15 do not fit
 
 
 def test_words_wider_than_the_screen_keep_their_end() -> None:

@@ -23,21 +23,30 @@ SEVERITY_STYLE = {"error": "bold white on red", "critical": "bold white on red",
 PARA_STYLE = {"p": "", "note": "dim", "method": "dim", "na": "italic dim", "warn": "yellow", "meta": "dim"}
 
 
-def _text(spans: Inline, base: str = "") -> Text:
+def _text(spans: Inline, base: str = "", fit: int | None = None) -> Text:
+    """``spans`` as rich Text; with ``fit``, words wider than ``fit`` keep their end (``fit_words``)."""
     from rich.text import Text
 
     out = Text(style=base)
     for sp in spans:
         style = {"code": "cyan", "bold": "bold"}.get(sp.style, "")
-        out.append(clean(sp.text), style=style)
+        text = clean(sp.text)
+        out.append(fit_words(text, fit) if fit else text, style=style)
     return out
 
 
 GAP = 3  # what a column takes beside its text in the tables below: a space each side and the divider
 
 
-def _longest_word(cells: list[str]) -> int:
-    return max((len(w) for s in cells for w in s.split()), default=0)
+def _longest_word(cells: list[str], cap: int | None = None) -> int:
+    longest = max((len(w) for s in cells for w in s.split()), default=0)
+    return min(longest, cap) if cap else longest
+
+
+def word_cap(width: int) -> int:
+    """The widest word a table cell keeps whole at ``width`` columns (wider ones keep their end): two
+    columns always fit side by side (a long path as a row's key leaves room for its value)."""
+    return max(12, width // 2 - GAP)
 
 
 def table_parts(bl: Table, width: int) -> list[list[int]]:
@@ -48,7 +57,9 @@ def table_parts(bl: Table, width: int) -> list[list[int]]:
     from logscope.render.doc import plain
 
     n = len(bl.header)
-    need = [_longest_word([bl.header[i], *(plain(row[i]) for row in bl.rows if i < len(row))]) + GAP for i in range(n)]
+    cap = word_cap(width)
+    need = [_longest_word([bl.header[i], *(plain(row[i]) for row in bl.rows if i < len(row))], cap) + GAP
+            for i in range(n)]
     if n <= 2 or sum(need) <= width:
         return [list(range(n))]
     parts: list[list[int]] = []
@@ -69,12 +80,13 @@ def column_widths(bl: Table, cols: list[int], width: int) -> list[int] | None:
     never below their longest word (rich's own narrowing cuts words: "acceptan…")."""
     from logscope.render.doc import plain
 
-    texts = [[bl.header[i], *(plain(row[i]) for row in bl.rows if i < len(row))] for i in cols]
+    cap = word_cap(width)
+    texts = [[bl.header[i], *(fit_words(plain(row[i]), cap) for row in bl.rows if i < len(row))] for i in cols]
     natural = [max((len(ln) for s in col for ln in s.split("\n")), default=0) for col in texts]
     room = width - GAP * (len(cols) - 1)
     if sum(natural) <= room:
         return None
-    least = [max(1, _longest_word(col)) for col in texts]
+    least = [max(1, _longest_word(col, cap)) for col in texts]
     widths = list(natural)
     while sum(widths) > room:
         k = max((j for j in range(len(widths)) if widths[j] > least[j]), key=lambda j: widths[j], default=None)
@@ -114,9 +126,17 @@ def _renderables(bl: Block, width: int = 10_000) -> list[RenderableType]:
         return [Text(""), Rule(_text(bl.text, "bold"), align="left", style="dim")]
     if isinstance(bl, Para):
         prefix = Text("! ", style="yellow") if bl.kind == "warn" else Text("")
-        return [prefix + _text(bl.inline, PARA_STYLE.get(bl.kind, ""))]
+        # two columns spare: a punctuation mark after a shortened word stays on its line
+        return [prefix + _text(bl.inline, PARA_STYLE.get(bl.kind, ""), fit=width - len(prefix) - 2)]
     if isinstance(bl, Table):
         out_tables: list[RenderableType] = []
+        if bl.key_value:  # the value column holds what the key column (never wrapped) leaves
+            from logscope.render.doc import plain
+
+            key_width = max((len(plain(row[0])) for row in bl.rows if row), default=0)
+            fit = max(12, width - key_width - GAP)
+        else:
+            fit = word_cap(width)
         for cols in ([list(range(len(bl.header)))] if bl.key_value else table_parts(bl, width)):
             tb = RichTable(box=box.SIMPLE_HEAD, show_header=not bl.key_value and any(bl.header), show_edge=False,
                            pad_edge=False, header_style="bold")
@@ -127,7 +147,7 @@ def _renderables(bl: Block, width: int = 10_000) -> list[RenderableType]:
                               style="bold" if bl.key_value and i == 0 else None, no_wrap=bl.key_value and i == 0,
                               width=widths[k] if widths else None)
             for row in bl.rows:
-                tb.add_row(*(_text(row[i]) if i < len(row) else Text("") for i in cols))
+                tb.add_row(*(_text(row[i], fit=fit) if i < len(row) else Text("") for i in cols))
             out_tables += [tb] if bl.key_value else [Text(""), tb]
         return out_tables
     if isinstance(bl, Code):
