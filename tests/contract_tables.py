@@ -1,6 +1,8 @@
 """What docs/contract.md must list, read from the code: the commands and their options, the event
 kinds and their fields, the report's and the comparison's keys (from the JSON schemas). Used by
-``tests/test_contract.py``; ``python -m tests.contract_tables`` prints the tables to paste."""
+``tests/test_contract.py``; ``python -m tests.contract_tables`` prints the tables to paste, and
+``python -m tests.contract_tables --add`` adds what is missing to docs/contract.md (rows and names;
+it never removes one: a name the code lost is a rename, which the test reports)."""
 
 from __future__ import annotations
 
@@ -131,7 +133,66 @@ def command_row(name: str, opts: list[str]) -> str:
     return f"| `logscope {name}` | | {', '.join(f'`{o}`' for o in opts) or '(none)'} |"
 
 
+def wanted_rows() -> dict[str, dict[str, str]]:
+    """section title -> first cell -> the row the code asks for."""
+    return {
+        "Command line": {f"logscope {n}": command_row(n, o) for n, o in commands().items()},
+        "Events": {"(every kind)": f"| (every kind) | fields of every event | {field_list(common_fields())} |",
+                   **{k: event_row(k) for k in event_kinds()}},
+        "Report": {p: key_row(p, k) for p, k in report_rows().items()},
+        "Comparison": {p: key_row(p, k) for p, k in compare_rows().items()},
+        "Store": {"runs": key_row("runs", runs_columns())},
+    }
+
+
+def add_missing(text: str) -> str:
+    """``text`` (docs/contract.md) with the rows and names the code has and it lacks added."""
+    import re
+
+    names = re.compile(r"`(-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)`(\?)?")
+    want = wanted_rows()
+    out: list[str] = []
+    section, seen, last_row = "", set(), -1
+
+    def flush() -> None:
+        at = last_row + 1 if last_row >= 0 else len(out)
+        for key, row in want.get(section, {}).items():
+            if key not in seen:
+                out.insert(at, row)
+                at += 1
+
+    for line in text.splitlines():
+        if line.startswith("## "):
+            flush()
+            section, seen, last_row = line[3:].split(" (")[0].strip(), set(), -1
+        elif line.startswith("| ") and not line.startswith("|---"):
+            cells = re.split(r"(?<!\\)\|", line.strip())[1:-1]
+            key = cells[0].strip().strip("`")
+            row = want.get(section, {}).get(key)
+            if row is not None:
+                seen.add(key)
+                have = {m.group(1) for m in names.finditer(cells[-1])}
+                extra = [m.group(0) for m in names.finditer(re.split(r"(?<!\\)\|", row.strip())[-2])
+                         if m.group(1) not in have]
+                if extra:
+                    cells[-1] = " " + ", ".join(x for x in [cells[-1].strip().removesuffix("(none)").strip(" ,"), *extra] if x) + " "
+                    line = "|" + "|".join(cells) + "|"
+            out.append(line)
+            last_row = len(out) - 1
+            continue
+        out.append(line)
+    flush()
+    return "\n".join(out) + "\n"
+
+
 if __name__ == "__main__":  # pragma: no cover
+    import sys
+    from pathlib import Path
+
+    if sys.argv[1:] == ["--add"]:
+        doc = Path(__file__).resolve().parents[1] / "docs" / "contract.md"
+        doc.write_text(add_missing(doc.read_text(encoding="utf-8")), encoding="utf-8")
+        raise SystemExit(0)
     for name, opts in commands().items():
         print(command_row(name, opts))
     print()
