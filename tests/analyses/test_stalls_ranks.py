@@ -119,3 +119,11 @@ def test_ranks_of_sglang_dp_groups_and_a_queue_imbalance() -> None:
 def test_ranks_not_applicable_with_one_engine() -> None:
     res = ranks(_data(ROOT / "engine_logs" / "vllm-0.32-decode-steady-c10.log"))
     assert isinstance(res, NotApplicable) and "one series" in res.reason
+
+
+def test_a_queue_nobody_is_admitted_from_is_a_stall_at_any_rate() -> None:
+    [span] = _stalls(DIGEST / "ST01" / "fail-vllm-v0-queue-held-changed.log").spans
+    assert span.kind == "stalled"
+    assert (span.start_line, span.end_line, span.windows, span.running, span.waiting) == (1, 6, 6, 2, 14)
+    assert "at most 5.4 % full" in span.detail
+    assert _stalls(DIGEST / "ST01" / "pass-vllm-v0-decode-no-queue.log").spans == []

@@ -10,7 +10,11 @@ steps) and ``Prefill batch`` lines, per DP group. Three shapes of "in flight, no
     aggregate and per running request, with no prefill in the window. The sustained peak is the
     highest median of 3 consecutive busy windows, so one stall cannot set its own yardstick; a
     window that printed exactly 0 tok/s with requests running counts whatever the peak. A slow
-    engine (the same low rate all run long) is not a stall.
+    engine (the same low rate all run long) is not a stall. Also stalled (vLLM): ``MIN_HELD_WINDOWS``
+    (6) or more consecutive windows in which requests waited and nobody was admitted (prompt
+    throughput 0, the running count unchanged, the queue not shorter) while the KV cache was under
+    ``HELD_KV_PCT`` (25 %) full and the batch below ``max_num_seqs`` when the log gives it: the
+    ``Running: 1, Waiting: 14`` for ten minutes of a stuck scheduler, whatever its rate.
 ``deadlock``
     windows with ``Running: 0`` and a waiting queue in which nothing was generated or prefilled:
     the scheduler holds requests and runs none. Reported when it holds for 2 or more windows, or
@@ -49,6 +53,8 @@ from logscope.analyses.series import decode_series
 STALL_FRACTION = 0.10  # near zero: below this share of the run's sustained peak (aggregate and per request)
 MIN_STALL_WINDOWS = 3
 MIN_DEADLOCK_WINDOWS = 2
+MIN_HELD_WINDOWS = 6  # a queue nobody is admitted from, with the KV cache nearly empty: a weaker sign, more windows
+HELD_KV_PCT = 25.0  # KV usage below which a waiting request surely fits (V1 prefills in chunks)
 MISSING_INTERVALS = 3  # a silence longer than this many intervals past the expected next line
 MIN_SILENCE_S = 30.0  # and at least this long (SGLang's interval is a second or two)
 SLACK_S = 1.5  # printed times have one-second resolution
@@ -109,6 +115,8 @@ class Beat:
     prefill: bool | None  # the window held prefill work (None: the line does not say)
     decode_line: bool  # an SGLang Decode batch line or a vLLM stats line
     process: str | None
+    prompt_tok_s: float | None = None  # vLLM: the window's prompt throughput (0.0: nothing prefilled)
+    kv_usage_pct: float | None = None
 
     @property
     def busy(self) -> bool:
@@ -138,7 +146,7 @@ def _tracks(data: RunData) -> list[_Track]:
     if vllm:
         for s in series:
             beats = [Beat(x.seq, x.file, x.line, x.t_s, events[x.seq].time, x.running, x.waiting, x.gen_tok_s,
-                          x.prefill, True, events[x.seq].process) for x in s.samples]
+                          x.prefill, True, events[x.seq].process, x.prompt_tok_s, x.kv_usage_pct) for x in s.samples]
             out.append(_Track(s.label, beats, _typical([b.t_s for b in beats]), True))
         return out
     for s in series:
@@ -294,6 +302,33 @@ def _stalled_runs(track: _Track, peak: float | None, peak_per: float | None) -> 
     return runs
 
 
+def _held(b: Beat, cap: int | None) -> bool:
+    """A vLLM window where requests waited, nothing was prefilled (nobody admitted) and the KV cache was
+    nearly empty, with the batch below ``max_num_seqs`` when the log says it."""
+    return (b.decode_line and (b.waiting or 0) > 0 and b.running > 0 and b.prompt_tok_s == 0.0
+            and b.kv_usage_pct is not None and b.kv_usage_pct < HELD_KV_PCT and (cap is None or b.running < cap))
+
+
+def _held_runs(track: _Track, cap: int | None) -> list[list[Beat]]:
+    """Runs of held windows in which the running count stays and the queue does not shrink."""
+    if not track.vllm:
+        return []
+    interval = track.interval or 10.0
+    runs: list[list[Beat]] = []
+    cur: list[Beat] = []
+    for b in track.beats:
+        if (_held(b, cap) and cur and _contiguous(cur[-1], b, interval) and b.running == cur[0].running
+                and (b.waiting or 0) >= (cur[-1].waiting or 0)):
+            cur.append(b)
+            continue
+        if len(cur) >= MIN_HELD_WINDOWS:
+            runs.append(cur)
+        cur = [b] if _held(b, cap) else []
+    if len(cur) >= MIN_HELD_WINDOWS:
+        runs.append(cur)
+    return runs
+
+
 def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
     interval = track.interval or 10.0
     limit = _silence_limit(interval)
@@ -313,6 +348,23 @@ def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
         detail = (f"{len(run)} consecutive windows with {lo if lo == hi else f'{lo}-{hi}'} requests running"
                   f"{'' if not any((b.waiting or 0) for b in run) else ' and up to ' + str(max(b.waiting or 0 for b in run)) + ' waiting'}"
                   f" generated {r(min(gens))}-{r(max(gens))} tok/s and prefilled nothing{ref}")
+        spans.append(_span("stalled", track, a, z, z.t_s, z.time, run, nxt is not None, detail, ev))
+
+    # a queue nobody is admitted from while the KV cache is nearly empty (a stall at any rate)
+    taken = {b.seq for sp_run in _stalled_runs(track, peak, peak_per) for b in sp_run}
+    for run in _held_runs(track, data.settings.int("max_num_seqs")):
+        if any(b.seq in taken for b in run):
+            continue
+        a, z = run[0], run[-1]
+        nxt = next((b for b in beats if b.seq > z.seq), None)
+        ev = [_ev(data, a)] + [_ev(data, b) for b in run[1:-1][:MAX_EVIDENCE - 2]] + [_ev(data, z)]
+        gens = [b.gen_tok_s or 0.0 for b in run]
+        kv = max(b.kv_usage_pct or 0.0 for b in run)
+        waits = sorted({b.waiting or 0 for b in run})
+        queue = f"{waits[0]}" if len(waits) == 1 else f"{waits[0]}-{waits[-1]}"
+        detail = (f"{len(run)} consecutive windows with {a.running} running and {queue} "
+                  f"waiting admitted nobody (prompt throughput 0, the running count unchanged, the queue not shorter) "
+                  f"while the KV cache was at most {r(kv, 1)} % full; {r(min(gens))}-{r(max(gens))} tok/s generated")
         spans.append(_span("stalled", track, a, z, z.t_s, z.time, run, nxt is not None, detail, ev))
 
     # deadlock (running 0, queue, nothing done) and frozen (silence with requests in flight)

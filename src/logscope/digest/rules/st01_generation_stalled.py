@@ -1,4 +1,4 @@
-"""ST01: requests were running but generation stalled to near zero for several windows."""
+"""ST01: requests were in flight but generation stalled to near zero, or the queue was never admitted."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from logscope.digest.rules._stalls import others, spans_of, where
 
 @register
 class GenerationStalled(Rule):
-    """Requests were running, yet generation fell to near zero for 3 or more windows in a row.
+    """Requests were in flight, yet generation fell to near zero, or nobody was admitted from the queue.
 
     What
         The ``stalls`` analysis follows the periodic lines of each engine (vLLM stats lines, SGLang
@@ -21,7 +21,11 @@ class GenerationStalled(Rule):
         highest median of 3 consecutive busy windows) both in aggregate and per running request,
         or exactly 0. The rule fires on 3 or more consecutive stalled windows (no idle gap between
         them), with the span's lines and times. An engine that is slow all run long (the same low
-        rate throughout) is not stalled: the peak is its own.
+        rate throughout) is not stalled: the peak is its own. It also fires (vLLM) on 6 or more
+        consecutive windows in which requests waited and nobody was admitted (prompt throughput 0,
+        the running count unchanged, the queue not shorter) while the KV cache was under 25 % full
+        and the batch below ``max_num_seqs`` (when the log gives it): a stuck scheduler, whatever
+        the rate of the requests already running.
 
     Why
         A stall is not a decode rate: averaged in, ten minutes of ``Running: 1, Waiting: 14`` at
@@ -44,7 +48,7 @@ class GenerationStalled(Rule):
 
     code = "ST01"
     slug = "generation-stalled"
-    title = "Generation stalled with requests running"
+    title = "Requests stalled: generation near zero or a queue nobody is admitted from"
     severity = "warning"
     confidence = "heuristic"
     requires = ("stalls",)
@@ -54,7 +58,7 @@ class GenerationStalled(Rule):
         if not spans:
             return []
         s = spans[0]
-        msg = f"Generation stalled at {where(s)}: {s.detail}.{others(spans)}"
+        msg = f"Requests stalled at {where(s)}: {s.detail}.{others(spans)}"
         fix = ("Look at what the engine did in that span (the lines logged there, GPU utilisation, a stack dump of the "
                "engine process with `py-spy dump --pid PID` while it happens). Leave the span out of any decode rate.")
         f = self.finding(msg, fix, [], [ev for sp in spans[:2] for ev in sp.evidence])
