@@ -127,3 +127,16 @@ def test_a_queue_nobody_is_admitted_from_is_a_stall_at_any_rate() -> None:
     assert (span.start_line, span.end_line, span.windows, span.running, span.waiting) == (1, 6, 6, 2, 14)
     assert "at most 5.4 % full" in span.detail
     assert _stalls(DIGEST / "ST01" / "pass-vllm-v0-decode-no-queue.log").spans == []
+
+
+def test_without_stalls_leaves_the_stalled_windows_out_of_a_series() -> None:
+    from logscope.analyses.series import decode_series
+    from logscope.analyses.stalls import without_stalls
+
+    data = _data(DIGEST / "ST01" / "fail-sglang-reporter-collapse.log")
+    [series] = decode_series(data)
+    kept = without_stalls(data, series)
+    assert [x.line for x in kept.samples] == [1, 2, 3]  # the three lines at ~200 tok/s before the stall
+    clean = _data(DIGEST / "ST01" / "pass-vllm-v0-decode-no-queue.log")
+    [same] = decode_series(clean)
+    assert without_stalls(clean, same) is same

@@ -41,14 +41,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import Evidence, NotApplicable, Result, RunData, median, r
-from logscope.analyses.series import decode_series
+from logscope.analyses.series import Series, decode_series
 
 STALL_FRACTION = 0.10  # near zero: below this share of the run's sustained peak (aggregate and per request)
 MIN_STALL_WINDOWS = 3
@@ -504,4 +504,14 @@ def stalled_seqs(data: RunData) -> frozenset[int]:
     return seqs
 
 
-__all__ = ["Beat", "StallSpan", "Stalls", "stalled_seqs", "stalls"]
+def without_stalls(data: RunData, series: Series) -> Series:
+    """``series`` without its windows inside a ``stalled`` or ``deadlock`` span (the same series when
+    there are none): a decode rate is taken over the engine's work, never over a stall. A left-out
+    stretch leaves a hole longer than the logging interval, so stretches on either side stay apart."""
+    skip = stalled_seqs(data)
+    if not skip or not any(x.seq in skip for x in series.samples):
+        return series
+    return replace(series, samples=[x for x in series.samples if x.seq not in skip])
+
+
+__all__ = ["Beat", "StallSpan", "Stalls", "stalled_seqs", "stalls", "without_stalls"]
