@@ -140,3 +140,8 @@ def test_without_stalls_leaves_the_stalled_windows_out_of_a_series() -> None:
     clean = _data(DIGEST / "ST01" / "pass-vllm-v0-decode-no-queue.log")
     [same] = decode_series(clean)
     assert without_stalls(clean, same) is same
+
+
+def test_a_silence_of_more_than_a_day_is_pasted_lines_not_a_freeze() -> None:
+    # format-reference lines of several issues: 1 running at 01-22 18:27:20, the next line 10-16
+    assert _stalls(DIGEST / "ST03" / "pass-vllm-pasted-days.log").spans == []

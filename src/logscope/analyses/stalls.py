@@ -29,8 +29,9 @@ steps) and ``Prefill batch`` lines, per DP group. Three shapes of "in flight, no
     engine not reporting), or (SGLang) the first line after the silence is a ``Decode batch`` line
     with no ``Prefill batch`` line in between (the same batch continued). A silence after the
     load ended (``Running: 0, Waiting: 0``) is an idle engine, not a freeze; a silence across a
-    change of process id is a restart, not a freeze. The silence ends at the next periodic line,
-    else at the first clean-stop line or the log's last timestamp.
+    change of process id is a restart, not a freeze, and a silence of more than a day is taken for
+    lines of different days pasted together. The silence ends at the next periodic line, else at the
+    first clean-stop line or the log's last timestamp (an error line first: the engine died, EN01).
 
 Each span carries its time span and evidence lines that lie inside it (the line that opens it,
 lines logged during it such as shared-memory broadcast or watchdog warnings, the line that closes
@@ -57,6 +58,7 @@ MIN_HELD_WINDOWS = 6  # a queue nobody is admitted from, with the KV cache nearl
 HELD_KV_PCT = 25.0  # KV usage below which a waiting request surely fits (V1 prefills in chunks)
 MISSING_INTERVALS = 3  # a silence longer than this many intervals past the expected next line
 MIN_SILENCE_S = 30.0  # and at least this long (SGLang's interval is a second or two)
+MAX_SILENCE_S = 86400.0  # longer: lines of different days pasted together (an excerpt), not one engine's silence
 SLACK_S = 1.5  # printed times have one-second resolution
 MAX_EVIDENCE = 5
 
@@ -382,11 +384,11 @@ def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
         z = group[-1]
         nxt = beats[j + 1] if j + 1 < len(beats) else None
         silence_end: tuple[int | None, float | None, str | None] = (None, None, None)
-        if nxt is not None and nxt.t_s - z.t_s > limit:
+        if nxt is not None and limit < nxt.t_s - z.t_s <= MAX_SILENCE_S:
             silence_end = (nxt.seq, nxt.t_s, nxt.time)
         elif nxt is None:
             end = _log_end(data, z)
-            if end[1] is not None and end[1] - z.t_s > limit:
+            if end[1] is not None and limit < end[1] - z.t_s <= MAX_SILENCE_S:
                 silence_end = end
         if len(group) >= MIN_DEADLOCK_WINDOWS or silence_end[1] is not None:
             end_t, end_time = z.t_s, z.time
@@ -423,6 +425,8 @@ def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
             if stop_t is None or stop_t - b.t_s <= limit:
                 continue
             gap = stop_t - b.t_s
+        if gap > MAX_SILENCE_S:
+            continue  # a day or more without a line: an excerpt of several days or logs, not a freeze we can date
         held = []
         if (b.waiting or 0) > 0:
             held.append(f"{b.waiting} waiting")
@@ -479,8 +483,8 @@ def _stalls(data: RunData) -> Stalls | NotApplicable:
               f"windows) both in aggregate and per request, or exactly 0. Deadlock: Running 0 with a waiting queue and "
               f"nothing generated or prefilled, for {MIN_DEADLOCK_WINDOWS}+ windows or followed by silence. Frozen: no "
               f"periodic line for more than {MISSING_INTERVALS} intervals past the expected one (and at least "
-              f"{MIN_SILENCE_S:g} s) while the last line showed requests in flight; silence after the load ended is idle "
-              "(vLLM logs idle windows at DEBUG), silence across a process change is a restart.")
+              f"{MIN_SILENCE_S:g} s, at most a day) while the last line showed requests in flight; silence after the load "
+              "ended is idle (vLLM logs idle windows at DEBUG), silence across a process change is a restart.")
     return Stalls(method=method, interval_s=r(interval, 3), peak_tok_s=r(peak), peak_per_request_tok_s=r(peak_per, 3),
                   spans=spans)
 
