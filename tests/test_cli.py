@@ -67,3 +67,17 @@ def test_events_jobs_output_is_byte_identical() -> None:
     assert serial.exit_code == parallel.exit_code == 0
     assert serial.output == parallel.output and serial.output.count("\n") > 1000
 
+
+
+def test_reader_notes_are_in_every_report_format(tmp_path: Path) -> None:
+    # a real vLLM 0.32 log, gzipped and cut: the reader reads what came before the cut and says so
+    cut = tmp_path / "cut.log.gz"
+    gz = gzip.compress(LOG.read_bytes())
+    cut.write_bytes(gz[: len(gz) * 9 // 10])
+    r = CliRunner().invoke(main, ["analyze", str(cut), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    notes = json.loads(r.stdout)["notes"]
+    assert len(notes) == 1 and "gzip stream is truncated" in notes[0]
+    for fmt in ("text", "markdown", "html"):
+        r = CliRunner().invoke(main, ["analyze", str(cut), "--format", fmt])
+        assert r.exit_code == 0 and "gzip stream is truncated" in " ".join(r.stdout.split()), fmt

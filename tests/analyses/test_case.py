@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -111,6 +112,20 @@ def test_sglang_six_chunk_decay() -> None:
     assert series[390].tok_s[0] == 22512.08  # the next request starts again near 22K
     assert series[378].excluded_chunks == [1]  # its first chunk's rate counts the idle time before it
     assert len(pf.chunk_series) == 10
+
+
+def test_first_chunk_kept_when_the_log_begins_mid_run(tmp_path: Path) -> None:
+    # the same six chunks in a log that begins at line 384 (no start-up, no earlier prefill line): the first
+    # chunk's predecessor is outside the file, its rate is the batch's own, and the decay stays -26.3 %
+    # (dropping it gave 21,064.17 -> 16,408.29 = -22.1 %)
+    lines = (CASE / "sglang-200k.log").read_text(encoding="utf-8").splitlines(keepends=True)
+    part = tmp_path / "sglang-200k-from-384.log"
+    part.write_text("".join(lines[383:400]), encoding="utf-8")
+    pf = logscope.load(part).analyze().prefill
+    assert pf is not None
+    first = pf.chunk_series[0]
+    assert (first.start_line, first.chunks, first.excluded_chunks) == (1, 6, [])
+    assert first.tok_s[0] == 22265.43 and first.decay_pct == -26.3
 
 
 def test_prefill_rates() -> None:
@@ -246,8 +261,27 @@ def test_report_keys() -> None:
     d = report("vllm-64k").to_dict()
     assert list(d) == ["logscope_version", "engine", "engine_version", "files", "lines", "not_applicable",
                        "coverage", "stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start",
-                       "disturbances", "findings", "bench", "stalls", "ranks"]
-    assert isinstance(d["findings"], list) and list(d["not_applicable"]) == ["bench", "ranks"]  # no client output, one engine
+                       "disturbances", "findings", "bench", "stalls", "ranks", "decode_under_load", "notes"]
+    # no client output given, one engine; the V1 stats line has no `Preemptions:` field, so the count is unknown
+    assert isinstance(d["findings"], list)
+    assert list(d["not_applicable"]) == ["disturbances.preemptions", "bench", "ranks"]
+    assert d["disturbances"]["preemptions"] is None
     for key in ("method", "concurrency", "samples", "duration_s", "mean_tok_s", "median_tok_s", "min_tok_s",
                 "max_tok_s", "per_request_tok_s", "ms_per_token", "start_line", "end_line"):
         assert key in d["stable_decode"]
+
+
+def test_cold_start_span_named_by_what_it_holds(tmp_path: Path) -> None:
+    # sglang-200k's own lines: the span from the start-up timings line (356) to ready holds no start-up work
+    names = [p.name for p in report("sglang-200k").cold_start.phases]  # type: ignore[union-attr]
+    assert "API server up -> ready" in names
+    # the same lines with the draft CUDA graph capture (lines 336-351) printed after the start-up timings line,
+    # as versions that log the scheduler first do: the span is named for the capture it holds
+    lines = (CASE / "sglang-200k.log").read_text(encoding="utf-8").splitlines(keepends=True)[:366]
+    moved = lines[:335] + lines[351:356] + lines[335:351] + lines[356:]
+    part = tmp_path / "sglang-200k-capture-after-summary.log"
+    part.write_text("".join(moved), encoding="utf-8")
+    cs = logscope.load(part).analyze().cold_start
+    assert cs is not None
+    assert "engine init line -> ready (holds CUDA graph capture)" in [p.name for p in cs.phases]
+    assert "API server up -> ready" not in [p.name for p in cs.phases]

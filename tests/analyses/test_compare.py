@@ -8,6 +8,7 @@ import logscope
 from logscope.analyses.compare import compare
 from logscope.events import Config, Event
 
+from ..conftest import FIXTURES
 from .build import run, stats
 
 
@@ -27,7 +28,8 @@ def test_ratios_are_labelled() -> None:
     assert deg.per_request["base"]["tok_s"] == 50.0
     assert cmp.labels == ["64K", "200K"] and cmp.warning is None
     assert set(cmp.sections) == {"stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances",
-                                 "bench"}
+                                 "bench", "decode_under_load"}
+    assert deg.method == "stable_decode" and deg.metric == "stable decode aggregate tok/s, BASE / OTHER"
     assert json.loads(cmp.to_json())["degradation"]["ratio_mean"] == 3.12
 
 
@@ -47,9 +49,32 @@ def test_config_differences_warn() -> None:
 
 def test_missing_segment_says_why() -> None:
     a = run(_run([500.0] * 4, {}))
-    b = run(stats([(1000.0, 500.0, 10, 3)] * 4))
+    b = run(stats([(0.0, 0.0, 0, 6)] * 4))  # nothing running, 6 waiting: neither stable decode nor decode under load
     deg = compare(a, b).degradation
-    assert deg.ratio_mean is None and deg.not_applicable is not None and "other" in deg.not_applicable
+    assert deg.ratio_mean is None and deg.method is None
+    assert deg.not_applicable is not None and "other" in deg.not_applicable
+
+
+def test_the_method_both_runs_share() -> None:
+    # BASE has a stable segment, OTHER only windows with prefill: both have decode under load, so the ratios
+    # use it (never stable decode on one side and decode under load on the other)
+    a = run(_run([500.0] * 4, {}))
+    b = run(stats([(1000.0, 400.0, 10, 3)] * 5))
+    deg = compare(a, b).degradation
+    assert deg.method == "decode_under_load" and deg.ratio_mean == 1.25
+    assert deg.metric.startswith("decode under load aggregate tok/s")
+
+
+def test_real_runs_without_stable_decode_compare_under_load() -> None:
+    # the shared corpus's vLLM 0.32 a1 (1024-token prompts) and d1 (512): every window holds prefill
+    vllm = FIXTURES / "vllm" / "corpus"
+    cmp = compare(logscope.load(vllm / "gen-a1_plain_c10.log"), logscope.load(vllm / "gen-d1_ctx512.log"))
+    deg = cmp.degradation
+    assert deg.method == "decode_under_load" and deg.not_applicable is None
+    assert deg.labels["ratio_mean"] == "623.87 / 1194.2 = 0.52x by mean"
+    assert deg.per_request["base"] == {"tok_s": 65.671, "ms_per_token": 15.23}
+    assert deg.per_request["other"] == {}  # d1's running swings 3-10: no per-request rate
+    assert "decode under load mean tok/s" in {r.metric for r in cmp.summary}
 
 
 def test_public_compare_is_exported() -> None:

@@ -87,14 +87,23 @@ def test_noise_is_not_outliers() -> None:
     assert res.mean_tok_s == pytest.approx(sum(vals) / 30, abs=0.01)
 
 
-def test_trend_is_reported_not_cut() -> None:
-    vals = [600 - 10 * k for k in range(20)]  # decode slows as the context grows
+def test_a_drifting_segment_gives_way_to_its_longest_stationary_part() -> None:
+    vals = [600 - 10 * k for k in range(20)]  # decode slows as the context grows: -31.7 % over 20 windows
     res = _ok(stable_decode(run(stats([(0.0, float(v), 10) for v in vals]))))
-    assert res.samples == 20
-    assert res.trend is not None
-    assert res.trend.direction == "falling"
-    assert res.trend.slope_tok_s_per_min == pytest.approx(-60.0)
-    assert res.trend.change_pct == pytest.approx((410 - 600) / 600 * 100, abs=0.1)
+    assert res.stretch is not None and res.stretch.samples == 20
+    assert res.stretch.trend_pct == pytest.approx((410 - 600) / 600 * 100, abs=0.1)
+    # the longest run within 15 %: the first 10 windows (600 -> 510, -15.0 %)
+    assert res.samples == 10 and res.values_tok_s == [float(600 - 10 * k) for k in range(10)]
+    assert res.stationary is True and res.trend_pct == pytest.approx(-15.0)
+    assert res.trend is not None and res.trend.slope_tok_s_per_min == pytest.approx(-60.0)
+    assert "longest part within ±15 %" in res.method
+
+
+def test_a_segment_that_drifts_throughout_says_so() -> None:
+    vals = [600.0, 450.0, 330.0, 240.0]  # each window 25 % below the last
+    res = _ok(stable_decode(run(stats([(0.0, v, 10) for v in vals]))))
+    assert res.samples == 4 and res.stationary is False and res.stretch is None
+    assert res.trend_pct is not None and res.trend_pct < -50 and "not stationary" in res.method
 
 
 def test_dp_engines_per_engine_and_summed() -> None:

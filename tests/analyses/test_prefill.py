@@ -66,11 +66,12 @@ def test_chunk_series_split_by_running_and_short_last_chunk() -> None:
             + _chunks([22000, 20000], running=2, t0=107.0))
     pf = _ok(prefill(run(_cfg() + sglang(rows), engine="sglang")))
     assert [c.chunks for c in pf.chunk_series] == [4, 3, 2]
-    # the run's first prefill line has no previous one: SGLang's rate for it is not a chunk's own
-    assert pf.chunk_series[0].excluded_chunks == [1]
-    assert [c.decay_pct for c in pf.chunk_series] == [-16.7, -19.0, -9.1]
+    # the log's first prefill line has no previous one, but the log holds no start-up either (it begins mid-run):
+    # the predecessor is outside the file and the rate is the chunk's own, so it stays (dropping it read -16.7 %)
+    assert pf.chunk_series[0].excluded_chunks == []
+    assert [c.decay_pct for c in pf.chunk_series] == [-25.0, -19.0, -9.1]
     assert pf.chunk_series[1].new_tokens == 8192 * 2 + 1000
-    assert pf.chunk_decay_median_pct == -16.7
+    assert pf.chunk_decay_median_pct == -19.0
     assert pf.chunk_size == 8192
 
 
@@ -91,7 +92,7 @@ def test_chunk_size_inferred_without_config() -> None:
     pf = _ok(prefill(run(sglang(rows), engine="sglang")))
     assert pf.chunk_size == 8192  # the most common and largest #new-token of single-sequence lines
     (c,) = pf.chunk_series
-    assert c.chunks == 3 and c.tok_s == [18000, 16000]
+    assert c.chunks == 3 and c.tok_s == [20000, 18000, 16000]  # no start-up in the log: the first chunk is kept
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])

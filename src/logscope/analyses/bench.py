@@ -1,22 +1,30 @@
-"""Sanity checks of a benchmark client's numbers against arithmetic and physics.
+"""Sanity checks of a benchmark client's numbers: arithmetic, the client's own consistency, and the
+engine's log.
 
 Clients print numbers that people paste into decisions, and they are sometimes wrong: in the
 Kimi-K3 case the client printed 1111.61 tok/s output for a run whose 10 requests × 3000 tokens in
-295.21 s allow at most 101.6 tok/s. Each check here is a bound that holds for any correct
-measurement:
+295.21 s allow at most 101.6 tok/s. Each check here holds for any correct measurement:
 
-* throughput ≤ tokens / duration: output (total generated tokens when printed, else successful
-  requests × the requested output length), input, total, and requests / duration;
+* throughput = tokens / duration: output (total generated tokens when printed, else at most
+  successful requests × the requested output length), input, total, and requests / duration. With
+  a printed total the figure must match (both clients divide that total by that duration); without
+  one it is only bounded;
 * latency ≤ duration, and Little's law: the requests' total time in flight (successful × mean
   latency) fits in the run: duration ≥ successful × mean latency / concurrency limit; SGLang's
   printed ``Concurrency`` must equal successful × mean latency / duration;
+* the client's own distributions: median ≤ P90 ≤ P95 ≤ P99 ≤ max of each latency, mean ≤ max; the
+  mean inter-token latency is a token-weighted mean of the same gaps whose per-request mean is
+  TPOT, so it cannot be many times below the mean TPOT (it is above it when chunks carry several
+  tokens, as with speculative decoding);
 * against the engine log, when the caller has its figures (plain numbers, from the analyses of the
-  server log): mean TTFT ≥ one request's input / the engine's prefill rate; output throughput ≤ the
-  engine's stable decode rate; the client's per-request decode rate (1000 / TPOT) against the
-  engine's per request in its stable segment (stable rate / running requests).
+  server log): the client's output throughput × its duration cannot exceed the tokens the engine
+  generated (vLLM stats windows: rate × interval, summed); the client's mean TPOT against the engine's ms per token per request (its
+  stable decode segment, else its decode under load).
 
-A check that cannot be computed (a number missing) is left out. Each check says which number to
-trust instead when it fails.
+No bound divides by vLLM's ``Avg prompt throughput``: it is a window average of the offered prompt
+load, not a prefill speed, and a TTFT bound from it fired on correct clients. A check that cannot be
+computed (a number missing) is left out. A failed check names the bound; ``trust`` is set only when
+the bound is the same quantity measured right (tokens / duration), never a different figure.
 """
 
 from __future__ import annotations
@@ -29,7 +37,8 @@ from logscope.events import BenchResult
 
 TOLERANCE = 0.02  # printed figures are rounded (2 decimals, durations to 10 ms): relative slack
 ENGINE_TOLERANCE = 0.10  # the engine's rates are means over 10 s windows: more slack
-TPOT_TOLERANCE = 0.5  # requests also decode beside fewer neighbours than in the stable segment
+TPOT_TOLERANCE = 0.5  # the engine's ms/token counts a request being prefilled as running, and windows vary
+ITL_FACTOR = 3.0  # mean ITL below mean TPOT / this: the two cannot describe the same token gaps
 
 Relation = Literal["<=", ">=", "=="]
 
@@ -47,7 +56,8 @@ class BenchCheck(BaseModel):
     unit: str
     ok: bool
     message: str = Field(description="the check with its numbers, and what to trust when it fails")
-    trust: float | None = Field(None, description="the value to use instead of `observed` when not ok")
+    trust: float | None = Field(None, description="the same quantity, measured right, to use instead of `observed` "
+                                                  "when not ok (never a different quantity)")
 
 
 class BenchSanity(BaseModel):
@@ -92,17 +102,18 @@ def check_bench(
     *,
     output_len: int | None = None,
     input_len: int | None = None,
-    engine_prefill_tok_s: float | None = None,
-    engine_decode_tok_s: float | None = None,
-    engine_decode_running: float | None = None,
+    engine_tokens: float | None = None,
+    engine_ms_per_token: float | None = None,
+    engine_decode_method: str | None = None,
     tolerance: float = TOLERANCE,
 ) -> BenchSanity:
     """The sanity checks of one ``bench_result``.
 
     ``output_len`` / ``input_len``: tokens requested per request (e.g. ``--random-output-len``), used
     when the block printed no totals, and to name the bound (``10 requests × 3000 tokens``).
-    ``engine_prefill_tok_s``: the engine's aggregate prefill rate; ``engine_decode_tok_s``: its stable
-    aggregate decode rate, with ``engine_decode_running`` requests running in that segment.
+    ``engine_tokens``: the tokens the engine generated over its stats windows (vLLM: each window's
+    rate × the logging interval); ``engine_ms_per_token``: its ms per token per request from
+    ``engine_decode_method`` (``"stable decode"`` or ``"decode under load"``).
     """
     r = result
     checks: list[BenchCheck] = []
@@ -117,53 +128,36 @@ def check_bench(
     in_tokens, in_how = _tokens(r.total_input_tokens, n, input_len, "input")
 
     if dur and dur > 0:
-        # -- throughput ≤ tokens / duration --------------------------------------------------------
-        for name, metric, tokens, how, what in (
-            ("output_throughput", "output_tok_s", out_tokens, out_how, "output"),
-            ("input_throughput", "input_tok_s", in_tokens, in_how, "input"),
+        # -- throughput = tokens / duration ----------------------------------------------------------
+        for name, metric, tokens, how, what, printed in (
+            ("output_throughput", "output_tok_s", out_tokens, out_how, "output", r.total_output_tokens is not None),
+            ("input_throughput", "input_tok_s", in_tokens, in_how, "input", r.total_input_tokens is not None),
         ):
             obs = getattr(r, metric)
             if obs is None or tokens is None:
                 continue
-            bound = tokens / dur
-            ok = _upper(obs, bound, tolerance)
-            msg = (f"client {what} throughput {_fmt(obs)} tok/s {'≤' if ok else '>'} {how} / {_fmt(dur)} s = "
-                   f"{bound:.1f} tok/s")
-            if not ok:
-                msg += (f": the printed figure is {obs / bound:.1f}× what the run could produce; "
-                        f"trust {bound:.1f} tok/s")
-                if what == "output" and engine_decode_tok_s is not None:
-                    msg += f" or the engine's stable decode rate ({engine_decode_tok_s:.1f} tok/s)"
-            checks.append(BenchCheck(name=name, metric=metric, relation="<=", bound=round(bound, 4), observed=obs,
-                                     unit="tok/s", ok=ok, message=msg, trust=None if ok else round(bound, 2)))
+            checks.append(_rate_check(name, metric, f"client {what} throughput", obs, tokens, how, dur, "tok/s",
+                                      printed, tolerance))
         if r.total_tok_s is not None and in_tokens is not None and out_tokens is not None:
-            bound = (in_tokens + out_tokens) / dur
-            ok = _upper(r.total_tok_s, bound, tolerance)
-            msg = (f"client total throughput {_fmt(r.total_tok_s)} tok/s {'≤' if ok else '>'} ({_fmt(in_tokens)} input "
-                   f"+ {_fmt(out_tokens)} generated tokens) / {_fmt(dur)} s = {bound:.1f} tok/s")
-            if not ok:
-                msg += f"; trust {bound:.1f} tok/s"
-            checks.append(BenchCheck(name="total_throughput", metric="total_tok_s", relation="<=",
-                                     bound=round(bound, 4), observed=r.total_tok_s, unit="tok/s", ok=ok,
-                                     message=msg, trust=None if ok else round(bound, 2)))
+            how = f"({_fmt(in_tokens)} input + {_fmt(out_tokens)} generated tokens)"
+            printed = r.total_input_tokens is not None and r.total_output_tokens is not None
+            checks.append(_rate_check("total_throughput", "total_tok_s", "client total throughput", r.total_tok_s,
+                                      in_tokens + out_tokens, how, dur, "tok/s", printed, tolerance))
         if r.request_throughput is not None and n is not None:
-            bound = n / dur
-            ok = _upper(r.request_throughput, bound, tolerance)
-            msg = (f"client request throughput {_fmt(r.request_throughput)} req/s {'≤' if ok else '>'} {n} "
-                   f"requests / {_fmt(dur)} s = {bound:.3f} req/s")
-            checks.append(BenchCheck(name="request_throughput", metric="request_throughput", relation="<=",
-                                     bound=round(bound, 6), observed=r.request_throughput, unit="req/s", ok=ok,
-                                     message=msg, trust=None if ok else round(bound, 4)))
-        if engine_decode_tok_s is not None and r.output_tok_s is not None:
-            ok = _upper(r.output_tok_s, engine_decode_tok_s, ENGINE_TOLERANCE)
-            msg = (f"client output throughput {_fmt(r.output_tok_s)} tok/s {'≤' if ok else '>'} the engine's "
-                   f"stable decode rate {engine_decode_tok_s:.1f} tok/s (the engine cannot emit tokens faster than "
-                   f"it decodes them)")
+            checks.append(_rate_check("request_throughput", "request_throughput", "client request throughput",
+                                      r.request_throughput, float(n), f"{n} requests", dur, "req/s", True, tolerance,
+                                      nd=3))
+        if engine_tokens is not None and r.output_tok_s is not None:
+            claimed = r.output_tok_s * dur
+            ok = _upper(claimed, engine_tokens, ENGINE_TOLERANCE, digits=0)
+            msg = (f"client output throughput {_fmt(r.output_tok_s)} tok/s × {_fmt(dur)} s = {claimed:,.0f} tokens "
+                   f"{'≤' if ok else '>'} the {engine_tokens:,.0f} tokens the engine generated in all its stats "
+                   f"windows (each window's generation throughput × its length)")
             if not ok:
-                msg += f"; trust the engine's {engine_decode_tok_s:.1f} tok/s"
+                msg += ": the client claims more output than the engine produced"
             checks.append(BenchCheck(name="output_vs_engine_decode", metric="output_tok_s", relation="<=",
-                                     bound=engine_decode_tok_s, observed=r.output_tok_s, unit="tok/s", ok=ok,
-                                     message=msg, trust=None if ok else engine_decode_tok_s))
+                                     bound=round(engine_tokens / dur, 4), observed=r.output_tok_s, unit="tok/s", ok=ok,
+                                     message=msg))
 
         # -- latency, duration and Little's law ------------------------------------------------------
         for metric in ("p99_e2e_ms", "max_itl_ms", "p99_ttft_ms", "mean_e2e_ms"):
@@ -197,30 +191,78 @@ def check_bench(
                                          observed=r.concurrency, unit="requests", ok=ok, message=msg,
                                          trust=None if ok else round(want, 2)))
 
-    # -- against the engine log -------------------------------------------------------------------
-    per_req_in = input_len if input_len is not None else (in_tokens / n if in_tokens is not None and n else None)
-    if engine_prefill_tok_s and per_req_in is not None and r.mean_ttft_ms is not None:
-        bound = per_req_in / engine_prefill_tok_s * 1000
-        ok = _lower(r.mean_ttft_ms, bound, ENGINE_TOLERANCE)
-        msg = (f"mean TTFT {r.mean_ttft_ms:.2f} ms {'≥' if ok else '<'} {_fmt(per_req_in)} input tokens per request / "
-               f"the engine's prefill rate {engine_prefill_tok_s:.1f} tok/s = {bound:.1f} ms")
+    # -- the client's own distributions -------------------------------------------------------------
+    checks += _order_checks(r)
+    if r.mean_itl_ms is not None and r.mean_tpot_ms:
+        bound = r.mean_tpot_ms / ITL_FACTOR
+        ok = _lower(r.mean_itl_ms, bound, 0.0)
+        msg = (f"mean ITL {r.mean_itl_ms:.2f} ms {'≥' if ok else '<'} mean TPOT {r.mean_tpot_ms:.2f} ms / {ITL_FACTOR:g} "
+               f"= {bound:.2f} ms (both average the same gaps between tokens, ITL weighted by tokens; ITL is higher "
+               f"when chunks carry several tokens)")
         if not ok:
-            msg += ("; the client's first token came before the engine could have prefilled the prompt "
-                    "(prefix-cache hits, or the client times something else)")
-        checks.append(BenchCheck(name="ttft_vs_engine_prefill", metric="mean_ttft_ms", relation=">=",
-                                 bound=round(bound, 4), observed=r.mean_ttft_ms, unit="ms", ok=ok, message=msg))
-    if engine_decode_tok_s and engine_decode_running and r.mean_tpot_ms:
-        engine_ms = 1000 * engine_decode_running / engine_decode_tok_s
-        ok = _lower(r.mean_tpot_ms, engine_ms, TPOT_TOLERANCE)
-        msg = (f"mean TPOT {r.mean_tpot_ms:.2f} ms ({1000 / r.mean_tpot_ms:.1f} tok/s per request) against the engine's "
-               f"{engine_ms:.2f} ms per token per request in its stable segment ({engine_decode_tok_s:.1f} tok/s / "
-               f"{_fmt(engine_decode_running)} running)")
-        msg += ": consistent" if ok else (f": the client's requests decoded {engine_ms / r.mean_tpot_ms:.1f}× faster "
-                                          f"than the engine did; trust the engine's {engine_ms:.2f} ms")
+            msg += (f": ITL is {r.mean_tpot_ms / r.mean_itl_ms:.1f}× below TPOT, so one of them does not measure "
+                    "the gaps it names")
+        checks.append(BenchCheck(name="itl_vs_tpot", metric="mean_itl_ms", relation=">=", bound=round(bound, 4),
+                                 observed=r.mean_itl_ms, unit="ms", ok=ok, message=msg))
+
+    # -- against the engine log -------------------------------------------------------------------
+    if engine_ms_per_token and r.mean_tpot_ms:
+        how = engine_decode_method or "its decode rate"
+        ok = _lower(r.mean_tpot_ms, engine_ms_per_token, TPOT_TOLERANCE)
+        msg = (f"mean TPOT {r.mean_tpot_ms:.2f} ms ({1000 / r.mean_tpot_ms:.1f} tok/s per request) beside the engine's "
+               f"{engine_ms_per_token:.2f} ms per token per request ({how})")
+        msg += ": consistent" if ok else (f": the client's requests decoded {engine_ms_per_token / r.mean_tpot_ms:.1f}× "
+                                          f"faster than the engine did, beyond the "
+                                          f"{int(TPOT_TOLERANCE * 100)} % the window averages allow; the client's "
+                                          f"timing or its token count is off")
         checks.append(BenchCheck(name="tpot_vs_engine_decode", metric="mean_tpot_ms", relation=">=",
-                                 bound=round(engine_ms * (1 - TPOT_TOLERANCE), 4), observed=r.mean_tpot_ms, unit="ms",
-                                 ok=ok, message=msg, trust=None if ok else round(engine_ms, 2)))
+                                 bound=round(engine_ms_per_token * (1 - TPOT_TOLERANCE), 4), observed=r.mean_tpot_ms,
+                                 unit="ms", ok=ok, message=msg))
     return BenchSanity(file=r.file, line=r.line, checks=checks)
+
+
+def _rate_check(name: str, metric: str, what: str, obs: float, amount: float, how: str, dur: float, unit: str,
+                printed: bool, tol: float, nd: int = 1) -> BenchCheck:
+    """``obs`` = ``amount`` / ``dur`` when the amount is a printed total, else ``obs`` ≤ it."""
+    bound = amount / dur
+    high = not _upper(obs, bound, tol)
+    low = printed and not _lower(obs, bound, tol)
+    ok = not (high or low)
+    sign = ">" if high else "<" if low else ("=" if printed else "≤")
+    msg = f"{what} {_fmt(obs)} {unit} {sign} {how} / {_fmt(dur)} s = {bound:.{nd}f} {unit}"
+    if high:
+        msg += f": the printed figure is {obs / bound:.1f}× what the run could produce; trust {bound:.{nd}f} {unit}"
+    elif low:
+        msg += (f": the printed figure is {obs / bound:.2f}× what its own totals and duration give; trust "
+                f"{bound:.{nd}f} {unit}")
+    digits = 4 if nd <= 1 else 6
+    return BenchCheck(name=name, metric=metric, relation="==" if printed else "<=", bound=round(bound, digits),
+                      observed=obs, unit=unit, ok=ok, message=msg, trust=None if ok else round(bound, digits - 2))
+
+
+_ORDER = ("median", "p90", "p95", "p99", "max")
+
+
+def _order_checks(r: BenchResult) -> list[BenchCheck]:
+    """median ≤ P90 ≤ P95 ≤ P99 ≤ max of each latency the client printed, and mean ≤ max."""
+    out: list[BenchCheck] = []
+    for what, label in (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2e", "E2E latency")):
+        printed = [(q, v) for q in _ORDER if (v := getattr(r, f"{q}_{what}_ms", None)) is not None]
+        bad = [(a, b) for a, b in zip(printed, printed[1:], strict=False) if a[1] > b[1] + 0.01]
+        mean = getattr(r, f"mean_{what}_ms", None)
+        top = getattr(r, f"max_{what}_ms", None)
+        if mean is not None and top is not None and mean > top + 0.01:
+            bad.append((("mean", mean), ("max", top)))
+        if len(printed) < 2 and not bad:
+            continue
+        ok = not bad
+        chain = " ≤ ".join(f"{q.upper() if q.startswith('p') else q} {v:g}" for q, v in printed)
+        msg = f"{label} (ms): {chain}" + ("" if ok else ": out of order (" + "; ".join(
+            f"{a[0]} {a[1]:g} > {b[0]} {b[1]:g}" for a, b in bad) + "), so these are not one distribution's figures")
+        lo, hi = bad[0] if bad else (printed[0], printed[-1])
+        out.append(BenchCheck(name=f"{what}_percentile_order", metric=f"{lo[0]}_{what}_ms", relation="<=",
+                              bound=hi[1], observed=lo[1], unit="ms", ok=ok, message=msg))
+    return out
 
 
 def _tokens(total: int | None, n: int | None, per_request: int | None, what: str) -> tuple[float | None, str]:
@@ -267,6 +309,11 @@ class BenchEntry(BaseModel):
     p99_tpot_ms: float | None
     mean_e2e_ms: float | None
     sanity: BenchSanity
+    percentiles_ms: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="every latency percentile the client printed: {ttft|tpot|itl|e2e: "
+                                          "{mean, median, p90, p95, p99, max}}")
+    engine_ms_per_token: float | None = Field(None, description="the engine's ms per token per request, beside the "
+                                                                "client's TPOT")
 
 
 class BenchSection(BaseModel):
@@ -275,45 +322,87 @@ class BenchSection(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     method: str
-    engine_decode_tok_s: float | None = Field(None, description="the engine's stable decode rate used by the checks")
-    engine_prefill_tok_s: float | None = Field(None, description="the engine's prefill rate used by the checks")
+    engine_decode_tok_s: float | None = Field(None, description="the engine's decode rate set beside the client's")
+    engine_prefill_tok_s: float | None = Field(None, description="unused since the TTFT bound was dropped (vLLM's "
+                                                                 "prompt throughput is offered load, not prefill "
+                                                                 "speed); always null")
     results: list[BenchEntry]
     violations: int
+    engine_decode_method: str | None = Field(None, description='"stable decode" or "decode under load"')
+    engine_ms_per_token: float | None = Field(None, description="the engine's ms per token per request (that method)")
+    engine_generated_tokens: float | None = Field(None, description="tokens the engine generated over its stats "
+                                                                    "windows (vLLM: rate × interval, summed)")
 
 
-def engine_figures(stable: Any, prefill: Any) -> dict[str, float]:
-    """The engine's own rates for the cross-checks (stable decode, sustained prefill), when known."""
-    out: dict[str, float] = {}
-    if stable is not None and getattr(stable, "mean_tok_s", None) is not None:
-        out["engine_decode_tok_s"] = float(stable.mean_tok_s)
-        out["engine_decode_running"] = float(stable.concurrency)
-    if prefill is not None and getattr(prefill, "mean_tok_s", None) is not None:
-        sustained = getattr(prefill, "sustained", None)
-        out["engine_prefill_tok_s"] = float(sustained.mean_tok_s if sustained is not None else prefill.mean_tok_s)
+def engine_figures(data: Any = None, stable: Any = None, under_load: Any = None) -> dict[str, Any]:
+    """The engine's own figures for the cross-checks, when known: the tokens it generated (vLLM stats
+    windows of ``data``: rate × interval, summed; SGLang's decode lines do not tile the time) and its ms
+    per token per request from stable decode, else decode under load."""
+    out: dict[str, Any] = {}
+    if data is not None:
+        from logscope.analyses.series import main_series
+
+        s = main_series(data)
+        if s is not None and s.samples and s.source.startswith("vLLM"):
+            tokens = sum(x.gen_tok_s for x in s.samples) * (s.interval or 10.0)
+            if tokens > 0:
+                out["engine_tokens"] = round(tokens, 1)
+    for res, how in ((stable, "stable decode"), (under_load, "decode under load")):
+        if res is not None and getattr(res, "ms_per_token", None):
+            out["engine_ms_per_token"] = float(res.ms_per_token)
+            out["engine_decode_method"] = how
+            break
     return out
 
 
-def bench_section(results: list[BenchResult], stable: Any = None, prefill: Any = None) -> BenchSection | None:
-    """Every ``bench_result`` of the run with its checks; None when the run holds none."""
+_PCT = ("mean", "median", "p90", "p95", "p99", "max")
+
+
+def _percentiles(r: BenchResult) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for what in ("ttft", "tpot", "itl", "e2e"):
+        got = {q: float(v) for q in _PCT if (v := getattr(r, f"{q}_{what}_ms", None)) is not None}
+        if got:
+            out[what] = got
+    return out
+
+
+def decode_figure(stable: Any, under_load: Any) -> tuple[Any, str] | None:
+    """The best decode result a run has, and its name: stable decode, else decode under load."""
+    if stable is not None:
+        return stable, "stable decode"
+    if under_load is not None:
+        return under_load, "decode under load"
+    return None
+
+
+def bench_section(results: list[BenchResult], stable: Any = None, prefill: Any = None, under_load: Any = None,
+                  data: Any = None) -> BenchSection | None:
+    """Every ``bench_result`` of the run with its checks; None when the run holds none. (``prefill`` is
+    accepted and unused: no check divides by vLLM's offered prompt load any more.)"""
     if not results:
         return None
-    eng = engine_figures(stable, prefill)
+    eng = engine_figures(data, stable, under_load)
+    best = decode_figure(stable, under_load)
     entries = []
     for r in results:
-        sanity = check_bench(r, engine_decode_tok_s=eng.get("engine_decode_tok_s"),
-                             engine_decode_running=eng.get("engine_decode_running"),
-                             engine_prefill_tok_s=eng.get("engine_prefill_tok_s"))
+        sanity = check_bench(r, **eng)
         entries.append(BenchEntry(
             file=r.file, line=r.line, client=r.client, successful_requests=r.successful_requests,
             duration_s=r.duration_s, output_tok_s=r.output_tok_s, mean_ttft_ms=r.mean_ttft_ms,
             median_ttft_ms=r.median_ttft_ms, p99_ttft_ms=r.p99_ttft_ms, mean_tpot_ms=r.mean_tpot_ms,
             median_tpot_ms=r.median_tpot_ms, p99_tpot_ms=r.p99_tpot_ms, mean_e2e_ms=r.mean_e2e_ms, sanity=sanity,
+            percentiles_ms=_percentiles(r), engine_ms_per_token=eng.get("engine_ms_per_token"),
         ))
-    method = ("each client result block checked against tokens / duration bounds, Little's law and latency vs "
-              "duration" + ("; and against the engine's stable decode / prefill rates from this run's log"
-                            if eng else ""))
+    method = ("each client result block checked against tokens / duration, Little's law, latency vs duration and its "
+              "own distributions (percentile order, ITL vs TPOT)")
+    if eng:
+        method += ("; against the engine's log: output throughput × duration vs the tokens the engine generated, mean TPOT "
+                   f"beside the engine's ms per token per request ({eng.get('engine_decode_method', 'none')})")
     return BenchSection(
-        method=method, engine_decode_tok_s=eng.get("engine_decode_tok_s"),
-        engine_prefill_tok_s=eng.get("engine_prefill_tok_s"), results=entries,
+        method=method, engine_decode_tok_s=None if best is None else float(best[0].mean_tok_s),
+        engine_prefill_tok_s=None, results=entries,
         violations=sum(len(e.sanity.violations) for e in entries),
+        engine_decode_method=eng.get("engine_decode_method"), engine_ms_per_token=eng.get("engine_ms_per_token"),
+        engine_generated_tokens=eng.get("engine_tokens"),
     )

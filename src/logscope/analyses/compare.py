@@ -1,8 +1,10 @@
 """Two runs side by side: every section, the decode degradation ratio, and the configuration
 differences that make the comparison something other than an A/B test.
 
-Degradation ratios are BASE / OTHER of the stable decode aggregate rate (how many times slower OTHER
-decodes), by mean, by median and by peak, each labelled with its numbers. The mixed ratio BASE peak /
+Degradation ratios are BASE / OTHER of the decode aggregate rate (how many times slower OTHER
+decodes), by mean, by median and by peak, each labelled with its numbers. The rate is of the best
+method both runs share: stable decode (pure-decode windows) when both have it, else decode under
+load (prefills in the windows) when both have that; ``method`` says which. Never one of each. The mixed ratio BASE peak /
 OTHER mean is shown beside them, labelled, because that is how such figures often get quoted (a 64K
 peak over a 200K mean reads 3.29x where mean over mean is 3.07x).
 """
@@ -17,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.abguard import SPEC, NotAb, not_ab
 from logscope.analyses.base import RunData, RunLike, median
-from logscope.analyses.decode import StableDecode
 from logscope.analyses.prefill import chunk_series
 from logscope.analyses.report import SECTIONS, Report, build_report
 from logscope.analyses.settings import COMPARED, label
@@ -52,6 +53,8 @@ class Degradation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     metric: str = "stable decode aggregate tok/s, BASE / OTHER"
+    method: str | None = Field(None, description='the decode result both runs share and the ratios use: '
+                                                 '"stable_decode" or "decode_under_load"')
     ratio_mean: float | None = None
     ratio_median: float | None = None
     ratio_peak: float | None = None
@@ -124,8 +127,8 @@ def _ratio(a: float | None, b: float | None, how: str) -> Ratio | None:
     return Ratio(value=v, label=f"{a:g} / {b:g} = {v:.2f}x {how}")
 
 
-def _kv_context(data: RunData, sd: StableDecode, kv_tokens: int | None) -> float | None:
-    """KV tokens in use per running request in the stable segment's first window (times the DCP size
+def _kv_context(data: RunData, sd: Any, kv_tokens: int | None) -> float | None:
+    """KV tokens in use per running request in the decode segment's first window (times the DCP size
     for SGLang, whose usage is per rank and each rank holds 1/DCP of every sequence)."""
     if not kv_tokens:
         return None
@@ -140,16 +143,17 @@ def _kv_context(data: RunData, sd: StableDecode, kv_tokens: int | None) -> float
         shards = data.settings.int("decode_context_parallel") or 1
     if not pct.len():
         return None
-    return float(pct[0]) / 100 * kv_tokens * shards / sd.concurrency
+    return float(pct[0]) / 100 * kv_tokens * shards / float(sd.concurrency)
 
 
 _BENCH = "mean input tokens per request (benchmark client block)"
 _CHUNKS = "median prefill tokens of a chunked request (SGLang prefill lines)"
 _KV = "KV tokens in use per running request at the start of the stable segment"
+_KV_LOAD = "KV tokens in use per running request at the start of the decode-under-load windows"
 _CONFIG = "max model len (configuration)"
 
 
-def _contexts(data: RunData, rep: Report) -> dict[str, float]:
+def _contexts(data: RunData, rep: Report, method: str = "stable_decode") -> dict[str, float]:
     """Context-length estimates by source, most direct first."""
     out: dict[str, float] = {}
     bench = data.frame("bench_result").drop_nulls(["total_input_tokens", "successful_requests"])
@@ -160,37 +164,57 @@ def _contexts(data: RunData, rep: Report) -> dict[str, float]:
     series, _chunk, _note = chunk_series(data)
     if series:
         out[_CHUNKS] = median([float(c.new_tokens) for c in series])
-    if rep.stable_decode is not None and rep.kv_pool is not None:
-        v = _kv_context(data, rep.stable_decode, rep.kv_pool.tokens)
+    seg = getattr(rep, method)  # the segment of the method both runs share
+    if seg is not None and rep.kv_pool is not None:
+        v = _kv_context(data, seg, rep.kv_pool.tokens)
         if v:
-            out[_KV] = v
+            out[_KV if method == "stable_decode" else _KV_LOAD] = v
     return out
 
 
+def _shared(a: Report, b: Report) -> tuple[str, Any, Any] | None:
+    """The best decode result both runs have: stable decode, else decode under load."""
+    for name in ("stable_decode", "decode_under_load"):
+        sa, sb = getattr(a, name), getattr(b, name)
+        if sa is not None and sb is not None:
+            return name, sa, sb
+    return None
+
+
 def _degradation(a: Report, b: Report, da: RunData, db: RunData) -> Degradation:
-    sa, sb = a.stable_decode, b.stable_decode
-    if sa is None or sb is None:
-        miss = [f"{n}: {r.not_applicable.get('stable_decode')}" for n, r in (("base", a), ("other", b))
-                if r.stable_decode is None]
-        return Degradation(not_applicable="no stable decode segment in " + "; ".join(miss))
+    shared = _shared(a, b)
+    if shared is None:
+        miss = [f"{n}: stable decode: {r.not_applicable.get('stable_decode')}; decode under load: "
+                f"{r.not_applicable.get('decode_under_load', 'present')}"
+                for n, r in (("base", a), ("other", b)) if r.stable_decode is None]
+        return Degradation(not_applicable="no decode method both runs share (stable decode in both, or decode under "
+                                          "load in both) - " + "; ".join(miss))
+    method, sa, sb = shared
+    if method == "stable_decode":
+        return _rates(a, b, da, db, sa, sb, method, "stable decode aggregate tok/s, BASE / OTHER")
+    return _rates(a, b, da, db, sa, sb, method,
+                  "decode under load aggregate tok/s (prefills in the windows), BASE / OTHER")
+
+
+def _rates(a: Report, b: Report, da: RunData, db: RunData, sa: Any, sb: Any, method: str, metric: str) -> Degradation:
     rm = _ratio(sa.mean_tok_s, sb.mean_tok_s, "by mean")
     rmed = _ratio(sa.median_tok_s, sb.median_tok_s, "by median")
     rp = _ratio(sa.max_tok_s, sb.max_tok_s, "by peak")
     rmix = _ratio(sa.max_tok_s, sb.mean_tok_s, "BASE peak / OTHER mean (mixed methods)")
     labels = {k: x.label for k, x in (("ratio_mean", rm), ("ratio_median", rmed), ("ratio_peak", rp),
                                        ("ratio_base_peak_over_other_mean", rmix)) if x is not None}
+    def per(x: Any) -> dict[str, float]:
+        keys = (("tok_s", "per_request_tok_s"), ("ms_per_token", "ms_per_token"),
+                ("peak_tok_s", "per_request_peak_tok_s"), ("ms_per_token_at_peak", "ms_per_token_at_peak"))
+        return {k: float(v) for k, attr in keys if (v := getattr(x, attr, None)) is not None}
+
     deg = Degradation(
+        metric=metric, method=method,
         ratio_mean=rm.value if rm else None, ratio_median=rmed.value if rmed else None,
         ratio_peak=rp.value if rp else None, ratio_base_peak_over_other_mean=rmix.value if rmix else None,
-        labels=labels,
-        per_request={
-            "base": {"tok_s": sa.per_request_tok_s, "ms_per_token": sa.ms_per_token,
-                     "peak_tok_s": sa.per_request_peak_tok_s, "ms_per_token_at_peak": sa.ms_per_token_at_peak},
-            "other": {"tok_s": sb.per_request_tok_s, "ms_per_token": sb.ms_per_token,
-                      "peak_tok_s": sb.per_request_peak_tok_s, "ms_per_token_at_peak": sb.ms_per_token_at_peak},
-        },
+        labels=labels, per_request={"base": per(sa), "other": per(sb)},
     )
-    ca, cb = _contexts(da, a), _contexts(db, b)
+    ca, cb = _contexts(da, a, method), _contexts(db, b, method)
     mla, mlb = da.settings.int("max_model_len"), db.settings.int("max_model_len")
     if mla and mlb and mla != mlb:
         ca[_CONFIG], cb[_CONFIG] = float(mla), float(mlb)
@@ -263,6 +287,7 @@ def _summary(a: Report, b: Report) -> list[Row]:
         if va is not None or vb is not None:
             rows.append(Row(metric=metric, base=va, other=vb))
 
+    load = a.stable_decode is None or b.stable_decode is None  # decode under load rows only where it is used
     for metric, section, attr in (
         ("stable decode mean tok/s", "stable_decode", "mean_tok_s"),
         ("stable decode median tok/s", "stable_decode", "median_tok_s"),
@@ -271,6 +296,11 @@ def _summary(a: Report, b: Report) -> list[Row]:
         ("concurrency", "stable_decode", "concurrency"),
         ("per-request tok/s", "stable_decode", "per_request_tok_s"),
         ("ms/token", "stable_decode", "ms_per_token"),
+        ("decode under load mean tok/s", "decode_under_load", "mean_tok_s"),
+        ("decode under load median tok/s", "decode_under_load", "median_tok_s"),
+        ("decode under load running", "decode_under_load", "concurrency"),
+        ("decode under load ms/token", "decode_under_load", "ms_per_token"),
+        ("decode under load prompt share %", "decode_under_load", "prompt_share_pct"),
         ("prefill mean tok/s", "prefill", "mean_tok_s"),
         ("prefill chunk decay (median %)", "prefill", "chunk_decay_median_pct"),
         ("spec mean acceptance length", "spec_decode", "mean_acceptance_length"),
@@ -289,7 +319,8 @@ def _summary(a: Report, b: Report) -> list[Row]:
         ("runtime compiles", "disturbances", "runtime_compiles"),
         ("errors", "disturbances", "errors"),
     ):
-        add(metric, section, attr)
+        if section != "decode_under_load" or load:
+            add(metric, section, attr)
     # client benchmark results, first result of each run (P50 is the median the clients print)
     ra = a.bench.results[0] if a.bench is not None and a.bench.results else None
     rb = b.bench.results[0] if b.bench is not None and b.bench.results else None
@@ -323,10 +354,10 @@ def compare(
     if names[0] == names[1]:
         names = [f"{names[0]} (base)", f"{names[1]} (other)"]
     sections = {
-        s: {"base": a.to_dict()[s], "other": b.to_dict()[s]} for s in (*SECTIONS, "bench")
+        s: {"base": a.to_dict()[s], "other": b.to_dict()[s]} for s in (*SECTIONS, "bench", "decode_under_load")
     }
     na = {s: {k: v for k, v in (("base", a.not_applicable.get(s)), ("other", b.not_applicable.get(s))) if v}
-          for s in SECTIONS if s in a.not_applicable or s in b.not_applicable}
+          for s in (*SECTIONS, "decode_under_load") if s in a.not_applicable or s in b.not_applicable}
     diffs = _differences(da, db)
     deg = _degradation(a, b, da, db)
     ctx = deg.context_ratio if deg.context_ratio is not None else _context_ratio(a, b, da, db)

@@ -13,8 +13,13 @@ Method (per engine, and for the engines' sum under DP):
 4. The segment is the longest stretch at the plateau. Its mean, median, min and max are taken over
    its windows, leaving out a window whose rate is an outlier from the segment's own robust trend
    (more than 5 scaled MADs and 50 % off: a stall or a doubled window), so that one stall does not
-   move the mean. The trend inside the segment (decode slows as the context grows) is reported,
-   never cut on.
+   move the mean.
+5. Stationarity: ``trend_pct`` is the least-squares change from the segment's first to its last
+   window. A mean over a segment that drifts by more than ``STATIONARY_PCT`` is no steady rate (decode
+   slows as the context grows): then the longest stationary part of a stretch at the plateau
+   (``MIN_SAMPLES`` windows or more) is taken instead, and the full stretch is kept under
+   ``stretch``; when no part is stationary the segment stays, with ``stationary`` false and the
+   method saying it drifts.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from logscope.analyses.series import Sample, Series, decode_series
 from logscope.analyses.series import main_series as main_series_of
 
 MIN_SAMPLES = 3
+STATIONARY_PCT = 15.0  # |trend| above this over the segment: the rate drifts, its mean is no steady rate
 
 
 class Trend(BaseModel):
@@ -63,6 +69,7 @@ class SegmentBrief(BaseModel):
     start_line: int
     end_line: int
     mean_tok_s: float
+    trend_pct: float | None = Field(None, description="least-squares change over the stretch, first to last window")
 
 
 class PlateauSummary(BaseModel):
@@ -102,6 +109,11 @@ class DecodeSegment(BaseModel):
     end_t_s: float
     values_tok_s: list[float] = Field(description="the windows' rates used, in time order")
     trend: Trend | None = None
+    trend_pct: float | None = Field(None, description="least-squares change of the rate over the segment, first to "
+                                                      "last window, in percent (null under 3 windows)")
+    stationary: bool | None = Field(None, description=f"false when |trend_pct| > {STATIONARY_PCT:g} %: the rate "
+                                                      "drifts and its mean is no steady-state rate")
+    stretch: SegmentBrief | None = Field(None, description="the whole stretch, when a stationary part of it was taken")
     excluded: list[ExcludedWindow] = Field(default_factory=list)
     other_segments: list[SegmentBrief] = Field(default_factory=list)
     all_plateau: PlateauSummary | None = Field(None, description="all stretches at the plateau pooled, when several")
@@ -187,6 +199,60 @@ def _trend(samples: list[Sample]) -> Trend | None:
                  last_fit_tok_s=round(last, 2), change_pct=round(change, 1), direction=direction)
 
 
+def change_pct(samples: list[Sample]) -> float | None:
+    """Least-squares change of the rate from the first to the last window, in percent (None under 3)."""
+    tr = _trend(samples)
+    return None if tr is None else tr.change_pct
+
+
+def is_stationary(change: float | None) -> bool | None:
+    return None if change is None else abs(change) <= STATIONARY_PCT
+
+
+def stationary_run(samples: list[Sample], min_samples: int = MIN_SAMPLES) -> tuple[int, int] | None:
+    """``(a, b)``: the longest run ``samples[a:b]`` (``min_samples`` or more) whose least-squares change
+    stays within ``STATIONARY_PCT``; the earliest of equal length. None when there is none.
+
+    Sums over prefixes make each candidate's fit O(1); long series try a grid of lengths and starts
+    (about 200 of each), so a day of 10 s windows costs no more than a few hundred."""
+    n = len(samples)
+    if n < min_samples:
+        return None
+    t0 = samples[0].t_s
+    xs = [s.t_s - t0 for s in samples]
+    ys = [s.gen_tok_s for s in samples]
+    px, py, pxx, pxy = [0.0], [0.0], [0.0], [0.0]
+    for x, y in zip(xs, ys, strict=True):
+        px.append(px[-1] + x)
+        py.append(py[-1] + y)
+        pxx.append(pxx[-1] + x * x)
+        pxy.append(pxy[-1] + x * y)
+
+    def ok(a: int, b: int) -> bool:
+        m = b - a
+        sx, sy, sxx, sxy = px[b] - px[a], py[b] - py[a], pxx[b] - pxx[a], pxy[b] - pxy[a]
+        den = m * sxx - sx * sx
+        slope = 0.0 if den <= 1e-12 else (m * sxy - sx * sy) / den
+        icpt = (sy - slope * sx) / m
+        first, last = slope * xs[a] + icpt, slope * xs[b - 1] + icpt
+        if first <= 0:
+            return False
+        return abs((last - first) / first * 100) <= STATIONARY_PCT
+
+    step = max(1, n // 200)
+    lengths = list(range(n, min_samples - 1, -step))
+    if lengths[-1] != min_samples:
+        lengths.append(min_samples)
+    for m in lengths:
+        starts = list(range(0, n - m + 1, step))
+        if starts[-1] != n - m:
+            starts.append(n - m)
+        for a in starts:
+            if ok(a, a + m):
+                return a, a + m
+    return None
+
+
 @dataclass
 class _Found:
     series: Series
@@ -233,7 +299,30 @@ def find_segment(series: Series, min_samples: int = MIN_SAMPLES) -> _Found | Non
 
         best = max(found, key=lambda st: (len(st.idx), duration(st), -st.idx[0]))
         out_idx = _outliers(ss, best.idx)
-        used = [ss[i] for i in best.idx if i not in out_idx]
+        used_idx = [i for i in best.idx if i not in out_idx]
+        whole: SegmentBrief | None = None
+        if is_stationary(change_pct([ss[i] for i in used_idx])) is False:
+            # the longest stationary part of any stretch at the plateau, if there is one
+            parts: list[tuple[int, float, int, _Stretch, list[int], list[int]]] = []
+            for st in found:
+                o = out_idx if st is best else _outliers(ss, st.idx)
+                u = [i for i in st.idx if i not in o]
+                run = stationary_run([ss[i] for i in u])
+                if run is not None:
+                    parts.append((run[1] - run[0], -ss[u[run[0]]].t_s, -st.idx[0], st, u[run[0]:run[1]], o))
+            if parts:
+                _n, _t, _i, st, part, o = max(parts, key=lambda x: x[:3])
+                if part != [i for i in st.idx if i not in o]:
+                    whole = SegmentBrief(samples=len(st.idx) - len(o), start_line=ss[st.idx[0]].line,
+                                         end_line=ss[st.idx[-1]].last_line,
+                                         mean_tok_s=round(mean([ss[i].gen_tok_s for i in st.idx if i not in o]), 2),
+                                         trend_pct=change_pct([ss[i] for i in st.idx if i not in o]))
+                inside = set(range(part[0], part[-1] + 1))
+                best = _Stretch(st.level, [i for i in st.idx if i in inside],
+                                [i for i in st.bridged if i in inside])
+                out_idx = [i for i in o if i in inside]
+                used_idx = part
+        used = [ss[i] for i in used_idx]
         vals = [s.gen_tok_s for s in used]
         mu = mean(vals)
         excluded = [
@@ -247,24 +336,43 @@ def find_segment(series: Series, min_samples: int = MIN_SAMPLES) -> _Found | Non
         others = [
             SegmentBrief(samples=len(st.idx), start_line=ss[st.idx[0]].line, end_line=ss[st.idx[-1]].last_line,
                          mean_tok_s=round(mean([ss[i].gen_tok_s for i in st.idx]), 2))
-            for st in found if st is not best
+            for st in found if not (st.idx[0] <= best.idx[0] and best.idx[-1] <= st.idx[-1])
         ]
         pooled = None
         if others:
-            allv = [ss[i].gen_tok_s for st in found for i in st.idx if not (st is best and i in out_idx)]
+            allv = [ss[i].gen_tok_s for st in found for i in st.idx if i not in out_idx]
             pooled = PlateauSummary(stretches=len(found), samples=len(allv), mean_tok_s=round(mean(allv), 2),
                                     median_tok_s=round(median(allv), 2), min_tok_s=min(allv), max_tok_s=max(allv))
         first, last = ss[best.idx[0]], ss[best.idx[-1]]
+        trend = _trend(used)
         seg = DecodeSegment(
             engine=series.label, concurrency=level, samples=len(used), duration_s=round(duration(best), 3),
             mean_tok_s=round(mu, 2), median_tok_s=round(median(vals), 2), min_tok_s=min(vals), max_tok_s=max(vals),
             per_request_tok_s=round(mu / level, 3), ms_per_token=round(1000 * level / mu, 2),
             per_request_peak_tok_s=round(max(vals) / level, 3), ms_per_token_at_peak=round(1000 * level / max(vals), 2),
             file=first.file, start_line=first.line, end_line=last.last_line, start_t_s=first.t_s, end_t_s=last.t_s,
-            values_tok_s=vals, trend=_trend(used), excluded=excluded, other_segments=others, all_plateau=pooled,
+            values_tok_s=vals, trend=trend, trend_pct=None if trend is None else trend.change_pct,
+            stationary=is_stationary(None if trend is None else trend.change_pct), stretch=whole,
+            excluded=excluded, other_segments=others, all_plateau=pooled,
         )
         return _Found(series, seg, [ss[i] for i in out_idx], [ss[i] for i in best.bridged])
     return None
+
+
+def stationarity_text(trend: float | None, stretch: SegmentBrief | None) -> str:
+    """The method's sentence on the trend: stationary, a stationary part taken, or drifting."""
+    if trend is None:
+        return "Too few windows for a trend."
+    txt = f"Trend (least-squares line through the windows, first to last): {trend:+.1f} %"
+    if stretch is not None:
+        return (txt + f"; the whole stretch (lines {stretch.start_line}-{stretch.end_line}, {stretch.samples} "
+                f"windows, mean {stretch.mean_tok_s:g} tok/s) drifts by {stretch.trend_pct:+.1f} %, so its longest "
+                f"part within ±{STATIONARY_PCT:g} % was taken.")
+    if abs(trend) <= STATIONARY_PCT:
+        return txt + f", within ±{STATIONARY_PCT:g} %: stationary."
+    return (txt + f": not stationary (beyond ±{STATIONARY_PCT:g} %, and no part of {MIN_SAMPLES}+ windows is "
+            "within it). The rate drifts (decode slows as the context grows, or the load changed): the mean is "
+            "an average over the drift, not a steady-state rate.")
 
 
 def _method(f: _Found, n_engines: int) -> str:
@@ -273,7 +381,8 @@ def _method(f: _Found, n_engines: int) -> str:
     win = f"{s.window}s of ~{iv:g} s" if iv else f"{s.window}s"
     no_prefill = ("prompt throughput 0.0" if s.source.startswith("vLLM")
                   else "no Prefill batch line since the previous decode line")
-    txt = (f"Longest run of {seg.samples + len(f.outliers)} consecutive {win} from {s.source} "
+    longest = "Longest stationary run" if seg.stretch is not None else "Longest run"
+    txt = (f"{longest} of {seg.samples + len(f.outliers)} consecutive {win} from {s.source} "
            f"({seg.engine}) with running = {seg.concurrency} (the plateau: highest running count held for "
            f"{MIN_SAMPLES}+ windows) and {no_prefill}, lines {seg.start_line}-{seg.end_line}; no idle gap inside. "
            f"Mean, median, min and max of the generation throughput over {seg.samples} windows")
@@ -282,8 +391,8 @@ def _method(f: _Found, n_engines: int) -> str:
                 f"{', '.join(str(o.line) for o in f.outliers)}: off the segment's robust trend by > 5 MAD and > 50 %)")
     if f.bridged:
         txt += f"; {len(f.bridged)} single odd window(s) inside the plateau bridged and left out"
-    txt += (f". Per request = mean / {seg.concurrency} running; ms/token = 1000 / per request. "
-            "The trend is a least-squares line through the windows (reported, not cut on).")
+    txt += f". Per request = mean / {seg.concurrency} running; ms/token = 1000 / per request. "
+    txt += stationarity_text(seg.trend_pct, seg.stretch)
     if n_engines > 1:
         txt += (f" Under DP the top-level figures are the sum of {n_engines} engines' windows matched by time; "
                 "each engine's own segment is under `engines`.")

@@ -61,10 +61,14 @@ class Disturbances(Result):
     oom_free_gib: float | None = None
     runtime_compiles: int
     runtime_compiles_by_rank: dict[str, int] = Field(default_factory=dict)
-    preemptions: int
+    preemptions: int | None = Field(description="null when the log cannot count them (reason in "
+                                                "`preemptions_not_applicable`)")
     retractions: int
     retracted_requests: int = 0
-    errors: int
+    errors: int = Field(description="error records, less those of a clean shutdown (`benign_errors`)")
+    benign_errors: int = Field(0, description="errors after a clean stop began (e.g. vLLM's EngineDeadError on SIGINT): "
+                                              "kept in `error_list`, not counted in `errors`")
+    preemptions_not_applicable: str | None = Field(None, description="why `preemptions` is null")
     error_list: list[ErrorEntry] = Field(default_factory=list)
     timeline: list[TimelineEntry] = Field(default_factory=list)
     overlapping: list[str] = Field(default_factory=list, description="one sentence per disturbance kind in a window")
@@ -238,9 +242,15 @@ def disturbances(data: RunData, stable: StableDecode | NotApplicable | None = No
               "stats line's per-window `Preemptions:` and V0 preemption lines; the timeline groups one fact's copies "
               "across ranks (same kind, second and text) and flags the measurement windows each falls in "
               "(stable decode segment, prefill windows, start-up).")
-    if data.engine == "vllm" and not any(getattr(e, "preemptions", None) is not None for e in ev if e.kind == "throughput"):
-        method += (" This vLLM stats line prints no `Preemptions:` field, so preemptions cannot be counted from it "
-                   "(some versions drop the field even when preemptions happen).")
+    preempt_na = _preemptions_unknown(data)
+    preemptions: int | None = preempt
+    if preempt_na is not None:
+        preemptions = None
+        method += f" Preemptions unknown: {preempt_na}"
+    benign = sum(1 for x in errors if x.benign_shutdown)
+    if benign:
+        method += (f" {benign} error(s) came after a clean stop began (`[shutdown]` with no error before it, e.g. "
+                   "vLLM's EngineDeadError on SIGINT): listed, not counted in `errors`.")
     return Disturbances(
         method=method,
         oom=sum(oom_by_rank.values()), oom_by_rank=dict(sorted(oom_by_rank.items())),
@@ -248,7 +258,31 @@ def disturbances(data: RunData, stable: StableDecode | NotApplicable | None = No
         oom_rounds=ranks.pop() if len(ranks) == 1 and oom_by_rank else None,
         oom_requested_gib=round(median(req), 2) if req else None, oom_free_gib=round(median(free), 2) if free else None,
         runtime_compiles=sum(jit_by_rank.values()), runtime_compiles_by_rank=dict(sorted(jit_by_rank.items())),
-        preemptions=preempt, retractions=len(retract),
+        preemptions=preemptions, preemptions_not_applicable=preempt_na, retractions=len(retract),
         retracted_requests=sum(int(getattr(e, "retracted_reqs", 0) or 0) for e in retract),
-        errors=len(errors), error_list=errors, timeline=timeline, overlapping=overlapping,
+        errors=len(errors) - benign, benign_errors=benign, error_list=errors, timeline=timeline, overlapping=overlapping,
     )
+
+
+def _preemptions_unknown(data: RunData) -> str | None:
+    """Why the log cannot count preemptions, or None when it can (vLLM only; SGLang logs each retraction).
+
+    vLLM V0 logs the first preemption and every 50th after it, so no such line means none. V1 logs no
+    preemption line; its stats line prints ``Preemptions: N`` only when N > 0 (late 2025 on), and
+    0.32 never prints it (the counter is reset before the check; its /metrics counted 75): there the
+    field's absence says nothing."""
+    if data.engine != "vllm":
+        return None
+    stats = data.frame("throughput")
+    if stats.height == 0:
+        if data.ready_seq() is None:
+            return None  # never served: nothing to preempt
+        return ("no vLLM stats lines (stats logging off?), so nothing in the log counts preemptions; "
+                "`vllm:num_preemptions_total` on /metrics does")
+    if stats["preemptions"].drop_nulls().len() or data.frame("preemption").height:
+        return None
+    if "swapped" in stats.columns and stats["swapped"].drop_nulls().len():
+        return None  # V0: its preemption lines would be here
+    return ("this vLLM's stats line has no `Preemptions:` field (V1 prints it only when the window had some, and "
+            "some versions, 0.32 among them, never print it), and V1 logs no preemption line: the log cannot tell "
+            "none from some. `vllm:num_preemptions_total` on /metrics counts them.")

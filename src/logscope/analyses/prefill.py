@@ -2,7 +2,10 @@
 
 - vLLM: the stats line's ``Avg prompt throughput`` over the windows that had prefill (prompt > 0),
   and over the *sustained* ones (both neighbouring windows also prefilling, no idle gap), which are
-  free of the partial windows at a burst's start and end.
+  free of the partial windows at a burst's start and end. Each is vLLM's average over its whole
+  window: the *offered prompt load* (prompt tokens admitted per second), not a prefill speed, and
+  it is reported as such (``measure``). Windows holding fewer than ``MIN_PROMPT_TOKENS`` prompt
+  tokens in all give no rate.
 - SGLang: ``input throughput (token/s)`` per ``Prefill batch`` line. A long prompt is prefilled in
   chunks of ``chunked_prefill_size`` tokens: consecutive lines with one new sequence and a full
   chunk, ended by the request's shorter last chunk (or by ``#running-req`` growing, when the prompt
@@ -27,6 +30,8 @@ from logscope.analyses.decode import StableDecode, pure_decode
 from logscope.analyses.series import Sample, main_series
 
 STARVATION_PCT = 25.0
+MIN_PROMPT_TOKENS = 100  # fewer prompt tokens in all the windows: a rate from them says nothing
+MIN_BATCH_TOKENS = 256  # an SGLang prefill line of fewer new tokens: its rate measures the lines' spacing
 
 
 class RateStats(BaseModel):
@@ -93,6 +98,9 @@ class Prefill(Result):
     chunk_decay_median_pct: float | None = None
     decode_starvation: DecodeStarvation | None = None
     decode_starvation_not_applicable: str | None = None
+    measure: str = Field("prefill_speed", description='"prefill_speed" (SGLang: each prefill batch\'s own rate) or '
+                                                      '"offered_prompt_load" (vLLM: prompt tokens per second averaged '
+                                                      'over each stats window, idle time included)')
 
 
 def _stats(vals: list[float]) -> RateStats:
@@ -118,6 +126,10 @@ def _vllm_prefill(data: RunData) -> Prefill | NotApplicable:
     if not pre:
         return NotApplicable(reason=f"{len(ss)} stats lines, none with prompt throughput above 0")
     iv = s.interval or 10.0
+    tokens = sum(ss[i].prompt_tok_s or 0.0 for i in pre) * iv
+    if tokens < MIN_PROMPT_TOKENS:
+        return NotApplicable(reason=f"{len(pre)} stats window(s) with prompt throughput, about {tokens:.0f} prompt "
+                                    f"tokens in all (fewer than {MIN_PROMPT_TOKENS}): too few for a rate")
     sustained = [
         i for i in pre
         if 0 < i < len(ss) - 1 and ss[i - 1].prompt_tok_s and ss[i + 1].prompt_tok_s
@@ -125,16 +137,17 @@ def _vllm_prefill(data: RunData) -> Prefill | NotApplicable:
     ]
     vals = [ss[i].prompt_tok_s or 0.0 for i in pre]
     st = _stats(vals)
-    method = (f"Prompt throughput of the {len(pre)} {s.label} stats windows (~{iv:g} s each) with prompt "
-              f"throughput > 0: mean, median, min and max. Each window is vLLM's own average over its interval, "
-              f"so a window only partly spent prefilling reads low")
+    method = (f"Offered prompt load, not a prefill speed: prompt throughput of the {len(pre)} {s.label} stats "
+              f"windows (~{iv:g} s each) with prompt throughput > 0: mean, median, min and max. Each is vLLM's "
+              f"average over its whole window (prompt tokens admitted / window length, idle and decode time "
+              f"included), so it measures the prompt tokens offered per second, and a prefill can run far faster")
     sus = None
     if sustained:
         sus = _stats([ss[i].prompt_tok_s or 0.0 for i in sustained])
         method += (f"; `sustained` keeps the {len(sustained)} window(s) whose neighbours were also prefilling "
                    f"(inside a burst)")
     method += ". vLLM prints no per-chunk lines, so there is no chunk series."
-    return Prefill(method=method, source=f"vLLM stats lines ({s.label})", sustained=sus,
+    return Prefill(method=method, source=f"vLLM stats lines ({s.label})", sustained=sus, measure="offered_prompt_load",
                    chunk_size=data.settings.int("chunk_size"), **st.model_dump())
 
 
@@ -176,7 +189,9 @@ def _prefill_rows(data: RunData) -> list[list[dict[str, Any]]]:
         for row, rate, gap in zip(rows, rates, gaps, strict=True):
             row["rate"] = rate
             row["warmup"] = ready is not None and row["seq"] < ready
-            row["idle"] = gap is None or gap > max(IDLE_GAP_S, 5 * typical)
+            # no earlier prefill line: after the log's own start-up the rate reaches back to it (idle); in a log
+            # that begins mid-run the predecessor is outside the file, and the rate is the batch's own
+            row["idle"] = (ready is not None) if gap is None else gap > max(IDLE_GAP_S, 5 * typical)
         out.append(rows)
     return out
 
@@ -245,6 +260,13 @@ def _sglang_prefill(data: RunData) -> Prefill | NotApplicable:
         return NotApplicable(reason=f"{pf.height} Prefill batch lines, none with `input throughput (token/s)` "
                                     "(SGLang prints it from 0.5.9 on, or in PD-disaggregation prefill mode)")
     used = [row for row in rows if not row["warmup"] and not row["idle"]] or rows
+    small = [row for row in used if (row["new_token"] or 0) < MIN_BATCH_TOKENS]
+    if len(small) == len(used):
+        return NotApplicable(reason=f"{len(used)} Prefill batch line(s) with a rate, each of fewer than "
+                                    f"{MIN_BATCH_TOKENS} new tokens: SGLang divides a batch's tokens by the time since "
+                                    "the previous prefill line, so such a small batch's rate measures that spacing, not "
+                                    "a prefill speed")
+    used = [row for row in used if (row["new_token"] or 0) >= MIN_BATCH_TOKENS]
     vals = [float(row["rate"]) for row in used]
     dropped_warm = sum(1 for row in rows if row["warmup"])
     dropped_idle = sum(1 for row in rows if row["idle"] and not row["warmup"])
@@ -254,6 +276,9 @@ def _sglang_prefill(data: RunData) -> Prefill | NotApplicable:
     if used is not rows and (dropped_warm or dropped_idle):
         method += (f", leaving out {dropped_warm} warm-up line(s) before the ready line and {dropped_idle} line(s) "
                    f"after an idle pause (their rate counts the idle time)")
+    if small:
+        method += (f", and {len(small)} line(s) of fewer than {MIN_BATCH_TOKENS} new tokens (too few tokens: their "
+                   "rate measures the spacing of the lines, not a prefill)")
     method += "."
     if note:
         method += " " + note + "."

@@ -16,6 +16,7 @@ from logscope.analyses.base import NotApplicable, RunData, RunLike
 from logscope.analyses.bench import BenchSection, bench_section
 from logscope.analyses.coldstart import ColdStart, cold_start
 from logscope.analyses.decode import StableDecode, stable_decode
+from logscope.analyses.decode_load import DecodeUnderLoad, decode_under_load
 from logscope.analyses.disturbances import Disturbances, disturbances
 from logscope.analyses.kv import KvPool, kv_pool
 from logscope.analyses.prefill import Prefill, prefill
@@ -61,6 +62,11 @@ class Report(BaseModel):
                                                     "deadlocks, frozen engine); an empty list when none")
     ranks: Ranks | None = Field(None, description="per-rank (vLLM engine, SGLang DP group) load and throughput, and "
                                                   "imbalances; null with one engine")
+    decode_under_load: DecodeUnderLoad | None = Field(
+        None, description="the decode rate at the steady running count with prefills in the windows (the usual "
+                          "benchmark, where every window holds prefill)")
+    notes: list[str] = Field(default_factory=list, description="the reader's notes on the input (a truncated or "
+                                                               "corrupt gzip, undecodable bytes, a failed read)")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -147,9 +153,17 @@ def build_report(run: RunLike | RunData) -> Report:
         "disturbances": disturbances(data, sd),
     }
     not_applicable = {k: v.reason for k, v in results.items() if isinstance(v, NotApplicable)}
+    dist = results["disturbances"]
+    if isinstance(dist, Disturbances) and dist.preemptions_not_applicable:
+        not_applicable["disturbances.preemptions"] = dist.preemptions_not_applicable
     sections: dict[str, Any] = {k: (None if isinstance(v, NotApplicable) else v) for k, v in results.items()}
+    dul = decode_under_load(data)
+    if isinstance(dul, NotApplicable):
+        not_applicable["decode_under_load"] = dul.reason
+    sections["decode_under_load"] = None if isinstance(dul, NotApplicable) else dul
     sections["bench"] = bench_section([e for e in data.events if isinstance(e, BenchResult)],
-                                      sections["stable_decode"], sections["prefill"])
+                                      sections["stable_decode"], sections["prefill"], sections["decode_under_load"],
+                                      data)
     if sections["bench"] is None:
         not_applicable["bench"] = "no client benchmark result in the input (add the client's output with --bench)"
     st = stalls(data)
@@ -162,5 +176,6 @@ def build_report(run: RunLike | RunData) -> Report:
     sections["ranks"] = None if isinstance(rk, NotApplicable) else rk
     return Report(
         logscope_version=_version(), engine=data.engine, engine_version=data.engine_version, files=data.files,
-        lines=lines, not_applicable=not_applicable, coverage=_coverage(data, lines), findings=[], **sections,
+        lines=lines, not_applicable=not_applicable, coverage=_coverage(data, lines), findings=[],
+        notes=[str(n) for n in getattr(stats, "notes", None) or []], **sections,
     )

@@ -25,6 +25,7 @@ from logscope.events import Event
 # analysis name -> "module:function" (called with RunData, and the stable decode result when it takes two)
 ANALYSES: dict[str, str] = {
     "stable_decode": "logscope.analyses.decode:stable_decode",
+    "decode_under_load": "logscope.analyses.decode_load:decode_under_load",
     "prefill": "logscope.analyses.prefill:prefill",
     "spec_decode": "logscope.analyses.spec:spec_decode",
     "kv_pool": "logscope.analyses.kv:kv_pool",

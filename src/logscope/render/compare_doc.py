@@ -63,8 +63,12 @@ def compare_doc(cmp: Any, level: int = 0, *, figures: tuple[str, ...] = (), summ
                 continue
             rows.append(((b(name),), (t(f"{v:.2f}x"),), prose(deg.labels.get(key, ""))))
         out.append(Table(("ratio", "value", "from"), rows, (False, True, False)))
-        out.append(Para(prose(f"{deg.metric}: how many times slower OTHER decodes. Quote the mean or median ratio; "
-                              "the mixed ratio is shown because figures are often quoted that way."), "note"))
+        how = {"stable_decode": "stable decode (pure-decode windows) in both runs",
+               "decode_under_load": "decode under load (prefills in the windows) in both runs, because "
+                                    "not both have a stable decode segment"}.get(str(getattr(deg, "method", "")), "")
+        out.append(Para(prose(f"{deg.metric}: how many times slower OTHER decodes" + (f"; method: {how}" if how else "")
+                              + ". Quote the mean or median ratio; the mixed ratio is shown because figures are often "
+                              "quoted that way."), "note"))
         if deg.per_request:
             pr = deg.per_request
             out.append(Table(("per request", "tok/s", "ms/token", "at the peak: tok/s", "ms/token"),

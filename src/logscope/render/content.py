@@ -49,6 +49,7 @@ JSON_HINT = "the JSON report (`--format json`)"
 
 SECTION_TITLES = {
     "stable_decode": "Stable decode",
+    "decode_under_load": "Decode under load",
     "prefill": "Prefill",
     "spec_decode": "Speculative decoding",
     "kv_pool": "KV pool",
@@ -58,7 +59,7 @@ SECTION_TITLES = {
     "stalls": "Stalls and hangs",
     "ranks": "Ranks",
 }
-OPTIONAL_SECTIONS = ("bench", "stalls", "ranks")
+OPTIONAL_SECTIONS = ("bench", "stalls", "ranks", "decode_under_load")
 # optional sections shown only when they hold something (a run without stalls says so in its JSON)
 SHOWN_WHEN = {"stalls": lambda res: bool(getattr(res, "spans", None))}
 SECTION_FIGURES = {
@@ -210,6 +211,30 @@ def _na(rep: Report, section: str) -> Inline:
     return (t("not applicable: "), *prose(rep.not_applicable.get(section, "nothing in the log")))
 
 
+def trend_words(trend: float | None, stationary: bool | None) -> str:
+    """``; trend -3.1 %, stationary`` or ``; drifts -61.7 % over the segment (not stationary)``."""
+    if trend is None:
+        return ""
+    if stationary is False:
+        return f"; drifts {num(trend)} % over the segment (not stationary: the mean is no steady rate)"
+    return f"; trend {num(trend)} %, stationary"
+
+
+def load_words(dl: Any) -> str:
+    """One line of decode under load: rate, running, windows, per request, prompt share, trend."""
+    v = (f"{num(dl.mean_tok_s)} tok/s mean (median {num(dl.median_tok_s)}, {num(dl.min_tok_s)}-{num(dl.max_tok_s)}) "
+         + (f"at {dl.concurrency} running" if dl.steady else f"at running {dl.running_min}-{dl.running_max} (no "
+                                                            "steady count)")
+         + f", {dl.samples} windows over {num(dl.duration_s)} s, prefills included")
+    if dl.per_request_tok_s is not None:
+        v += f"; per request {num(dl.per_request_tok_s)} tok/s = {num(dl.ms_per_token)} ms/token"
+    if dl.prompt_share_pct is not None:
+        v += f"; {num(dl.prompt_share_pct)} % of the windows' tokens were prompt tokens"
+    if getattr(dl, "partial_windows", 0):
+        v += "; a lower bound (its window reaches back into idle time)"
+    return v + trend_words(dl.trend_pct, dl.stationary)
+
+
 def summary_rows(rep: Report, findings: list[dict[str, Any]] | None = None) -> list[tuple[Cell, ...]]:
     rows: list[tuple[Cell, ...]] = []
 
@@ -223,13 +248,19 @@ def summary_rows(rep: Report, findings: list[dict[str, Any]] | None = None) -> l
         add("Stable decode", (t(f"{num(sd.mean_tok_s)} tok/s mean (median {num(sd.median_tok_s)}, "
                                 f"{num(sd.min_tok_s)}-{num(sd.max_tok_s)}) at {sd.concurrency} running, "
                                 f"{sd.samples} windows over {num(sd.duration_s)} s; per request "
-                                f"{num(sd.per_request_tok_s)} tok/s = {num(sd.ms_per_token)} ms/token"),))
+                                f"{num(sd.per_request_tok_s)} tok/s = {num(sd.ms_per_token)} ms/token"
+                                f"{trend_words(sd.trend_pct, sd.stationary)}"),))
     else:
         add("Stable decode", _na(rep, "stable_decode"))
+    dl = getattr(rep, "decode_under_load", None)
+    if sd is None:  # the usual benchmark: every window holds prefill
+        add("Decode under load", (t(load_words(dl)),) if dl is not None else _na(rep, "decode_under_load"))
     pf = rep.prefill
     if pf is not None:
         v = f"{num(pf.mean_tok_s)} tok/s mean (median {num(pf.median_tok_s)}, max {num(pf.max_tok_s)}) over {pf.samples} "
         v += "batches" if pf.source.startswith("SGLang") else "windows"
+        if getattr(pf, "measure", "") == "offered_prompt_load":
+            v = "offered prompt load " + v + " (vLLM's window averages: not a prefill speed)"
         if pf.chunk_series:
             v += (f"; {len(pf.chunk_series)} chunked requests, chunk rate median change "
                   f"{num(pf.chunk_decay_median_pct)} % first to last")
@@ -287,10 +318,13 @@ def summary_rows(rep: Report, findings: list[dict[str, Any]] | None = None) -> l
             if d.oom_rounds and len(d.oom_by_rank) > 1:
                 o += f" ({d.oom_rounds} on each of {len(d.oom_by_rank)} ranks)"
             parts.append(o)
-        parts += [f"{d.runtime_compiles} runtime compiles", f"{d.preemptions} preemptions"]
+        parts += [f"{d.runtime_compiles} runtime compiles",
+                  "unknown preemptions (the log does not count them)" if d.preemptions is None
+                  else f"{d.preemptions} preemptions"]
         if d.retractions:
             parts.append(f"{d.retractions} retractions")
-        parts.append(f"{d.errors} errors")
+        parts.append(f"{d.errors} errors" + (f" (and {d.benign_errors} at a clean shutdown, not counted)"
+                                             if getattr(d, "benign_errors", 0) else ""))
         add("Disturbances", (t(", ".join(parts)),))
     else:
         add("Disturbances", _na(rep, "disturbances"))
@@ -345,10 +379,7 @@ def _stable_decode(sd: Any, level: int) -> list[Block]:
         ("Window", (t(f"{sd.samples} windows, {num(sd.duration_s)} s, "), c(line_ref(sd.file, sd.start_line, sd.end_line)))),
         ("Source", (c(sd.source), t(f" ({sd.engine})"))),
     ]
-    if sd.trend is not None:
-        tr = sd.trend
-        rows.append(("Trend", f"{tr.direction}: {num(tr.first_fit_tok_s)} -> {num(tr.last_fit_tok_s)} tok/s "
-                              f"({num(tr.change_pct)} %, {num(tr.slope_tok_s_per_min)} tok/s per minute)"))
+    _trend_rows(rows, sd)
     out: list[Block] = [_kv(rows), *_method(sd)]
     if sd.excluded:
         out += _capped(("line", "t (s)", "tok/s", "running", "why left out"),
@@ -366,9 +397,45 @@ def _stable_decode(sd: Any, level: int) -> list[Block]:
     return out
 
 
-def _prefill(pf: Any, level: int) -> list[Block]:
+def _trend_rows(rows: list[tuple[str, Inline | str]], sd: Any) -> None:
+    """The trend and stationarity rows of a decode section."""
+    if sd.trend is not None:
+        tr = sd.trend
+        rows.append(("Trend", f"{tr.direction}: {num(tr.first_fit_tok_s)} -> {num(tr.last_fit_tok_s)} tok/s "
+                              f"({num(tr.change_pct)} %, {num(tr.slope_tok_s_per_min)} tok/s per minute)"))
+    if sd.stationary is not None:
+        st = ("yes (within ±15 %)" if sd.stationary else
+              "no: the rate drifts beyond ±15 % and no part of 3+ windows holds still; the mean is no steady rate")
+        if sd.stretch is not None:
+            st += (f"; the longest stationary part of lines {sd.stretch.start_line}-{sd.stretch.end_line} (which "
+                   f"drifts {num(sd.stretch.trend_pct)} %, mean {num(sd.stretch.mean_tok_s)} tok/s)")
+        rows.append(("Stationary", st))
+
+
+def _decode_under_load(dl: Any, level: int) -> list[Block]:
     rows: list[tuple[str, Inline | str]] = [
-        ("Prefill rate", f"mean {num(pf.mean_tok_s)}, median {num(pf.median_tok_s)}, min {num(pf.min_tok_s)}, "
+        ("Aggregate decode", f"mean {num(dl.mean_tok_s)}, median {num(dl.median_tok_s)}, min {num(dl.min_tok_s)}, "
+                             f"max {num(dl.max_tok_s)} tok/s, prefills included"),
+        ("Running", (f"steady at {dl.concurrency} ({dl.running_min}-{dl.running_max}, mean {num(dl.mean_running)})"
+                     if dl.steady else f"{dl.running_min}-{dl.running_max}: no steady running count")
+         + (f"; up to {dl.max_waiting} waiting" if dl.max_waiting else "")),
+        ("Per request", f"{num(dl.per_request_tok_s)} tok/s = {num(dl.ms_per_token)} ms/token"
+         if dl.per_request_tok_s is not None else (t("not applicable: "), *prose(dl.per_request_not_applicable or ""))),
+        ("Prompt tokens", f"{num(dl.prompt_share_pct)} % of the windows' tokens; offered prompt load "
+                          f"{num(dl.offered_prompt_tok_s)} tok/s (window averages, not a prefill speed)"
+         if dl.prompt_share_pct is not None else "not given by these lines"),
+        ("Window", (t(f"{dl.samples} windows ({dl.prefill_windows} with prefill), {num(dl.duration_s)} s, "),
+                    c(line_ref(dl.file, dl.start_line, dl.end_line)))),
+        ("Source", (c(dl.source), t(f" ({dl.engine})"))),
+    ]
+    _trend_rows(rows, dl)
+    return [_kv(rows), *_method(dl)]
+
+
+def _prefill(pf: Any, level: int) -> list[Block]:
+    offered = getattr(pf, "measure", "") == "offered_prompt_load"
+    rows: list[tuple[str, Inline | str]] = [
+        ("Offered prompt load" if offered else "Prefill rate", f"mean {num(pf.mean_tok_s)}, median {num(pf.median_tok_s)}, min {num(pf.min_tok_s)}, "
                          f"max {num(pf.max_tok_s)} tok/s over {pf.samples} samples"),
         ("Source", (c(pf.source),)),
     ]
@@ -497,9 +564,11 @@ def _disturbances(d: Any, level: int) -> list[Block]:
             f"; asked {num(d.oom_requested_gib)} GiB with {num(d.oom_free_gib)} GiB free (median)"
             if d.oom_requested_gib is not None else "")),
         ("Runtime compiles", str(d.runtime_compiles)),
-        ("Preemptions", str(d.preemptions)),
+        ("Preemptions", str(d.preemptions) if d.preemptions is not None else
+         (t("unknown: "), *prose(d.preemptions_not_applicable or "the log does not count them"))),
         ("Retractions", f"{d.retractions} ({d.retracted_requests} requests)"),
-        ("Errors", str(d.errors)),
+        ("Errors", str(d.errors) + (f" (and {d.benign_errors} at a clean shutdown, not counted)"
+                                    if getattr(d, "benign_errors", 0) else "")),
     ]
     if d.oom_by_rank:
         rows.append(("OOM by rank", (c(", ".join(f"{k}: {v}" for k, v in d.oom_by_rank.items())),)))
@@ -526,10 +595,22 @@ def _bench(bs: Any, level: int) -> list[Block]:
     for r in bs.results:
         rows.append(((c(line_ref(r.file, r.line)),), (t(r.client or ""),), (t(num(r.successful_requests)),),
                      (t(num(r.duration_s)),), (t(num(r.output_tok_s)),), (t(num(r.mean_ttft_ms)),),
-                     (t(num(r.mean_tpot_ms)),), (t(str(len(r.sanity.violations))),)))
+                     (t(num(r.mean_tpot_ms)),), (t(num(getattr(r, "engine_ms_per_token", None))),),
+                     (t(str(len(r.sanity.violations))),)))
+    how = getattr(bs, "engine_decode_method", None)
     out: list[Block] = [Table(("result", "client", "requests", "duration (s)", "output tok/s", "mean TTFT (ms)",
-                               "mean TPOT (ms)", "violations"), rows,
-                              (False, False, True, True, True, True, True, True))]
+                               "mean TPOT (ms)", f"engine ms/token ({how or 'n/a'})", "violations"), rows,
+                              (False, False, True, True, True, True, True, True, True))]
+    pct_rows: list[tuple[Cell, ...]] = []
+    for r in bs.results:
+        for what, label in (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2e", "E2E latency")):
+            got = getattr(r, "percentiles_ms", {}).get(what)
+            if got and any(q in got for q in ("p90", "p95", "p99")):
+                pct_rows.append(((c(line_ref(r.file, r.line)),), (t(label),),
+                                 *((t(num(got.get(q))),) for q in ("mean", "median", "p90", "p95", "p99", "max"))))
+    if pct_rows and level <= 1:
+        out.append(Table(("result", "latency (ms)", "mean", "median", "P90", "P95", "P99", "max"), pct_rows,
+                         (False, False, True, True, True, True, True, True)))
     for r in bs.results:
         for v in r.sanity.violations:
             out.append(Para(prose(f"{line_ref(r.file, r.line)}: {v.message}"), "warn"))
@@ -563,6 +644,7 @@ def _ranks(rk: Any, level: int) -> list[Block]:
 
 SECTION_BUILDERS = {
     "stable_decode": _stable_decode,
+    "decode_under_load": _decode_under_load,
     "prefill": _prefill,
     "spec_decode": _spec,
     "kv_pool": _kv_pool,
@@ -607,6 +689,8 @@ def _report_doc(rep: Report, level: int, figures: Sequence[str], max_findings: i
         meta.append(t(f" and {len(rep.files) - 20} more"))
     meta.append(t(f". logscope {rep.logscope_version}."))
     out.append(Para(tuple(s for s in meta if s.text), "meta"))
+    for note in getattr(rep, "notes", None) or []:  # what the reader met (a cut gzip, undecodable bytes)
+        out.append(Para((b("Input note: "), *prose(note)), "warn"))
     if level and summarised:
         out.append(Para(prose(
             f"Summarised (detail level {level} of {LEVELS - 1}) {summarised}; the full report is "
@@ -633,7 +717,9 @@ def _report_doc(rep: Report, level: int, figures: Sequence[str], max_findings: i
     drawn = set(figures)
     for section, title in SECTION_TITLES.items():
         res = rep.section(section)
-        if res is None and section in OPTIONAL_SECTIONS:
+        if section == "decode_under_load" and rep.stable_decode is not None:
+            continue  # in the JSON report; the text shows it when there is no stable decode segment
+        if res is None and section in OPTIONAL_SECTIONS and section != "decode_under_load":
             continue  # only shown when the input holds it (client output given with --bench)
         if res is not None and section in SHOWN_WHEN and not SHOWN_WHEN[section](res):
             continue

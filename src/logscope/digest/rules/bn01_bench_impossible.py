@@ -18,6 +18,9 @@ _ROW = {  # the result-block row that prints a checked figure (for the evidence 
     "mean_ttft_ms": "Mean TTFT",
     "mean_tpot_ms": "Mean TPOT",
     "concurrency": "Concurrency",
+    **{f"{q}_{what}_ms": f"{label} {name}" for q, label in (("mean", "Mean"), ("median", "Median"), ("p90", "P90"),
+                                                          ("p95", "P95"), ("p99", "P99"), ("max", "Max"))
+       for what, name in (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"))},
 }
 
 
@@ -29,10 +32,13 @@ class BenchImpossible(Rule):
         The bench analysis checks every client result block in the log (``vllm bench serve``,
         ``sglang.bench_serving``) against arithmetic and physics: a throughput cannot exceed the
         tokens (or requests) divided by the duration; no latency exceeds the duration; Little's law
-        relates duration, latency and concurrency; and, when the engine's log is there too, the
-        client cannot receive tokens faster than the engine decoded them or get a first token
-        before the prompt could be prefilled. Each violated check becomes part of the message, with
-        the number to trust instead.
+        relates duration, latency and concurrency; the client's own distributions must be in order
+        (median <= P90 <= P95 <= P99 <= max) and its mean inter-token latency cannot be many times
+        below its mean TPOT; and, when the engine's log is there too, the client's output
+        throughput cannot exceed the engine's busiest stats window, and its TPOT is set beside the
+        engine's ms per token per request (stable decode, else decode under load). Each violated
+        check becomes part of the message; where the bound is the same quantity measured right
+        (tokens / duration) it is given as the figure to trust, never a different quantity.
 
     Why
         Client figures are pasted into decisions. In the Kimi-K3 case the client printed 1111.61
@@ -40,8 +46,8 @@ class BenchImpossible(Rule):
         tok/s: the figure was 11x inflated, and only the engine's own rates were usable.
 
     Fix
-        Do not use the flagged figures; use the bound given (tokens / duration) or the engine's
-        rates from its log. Check the client's token counting (streaming chunks counted as tokens,
+        Do not use the flagged figures; use the bound given where it is the same quantity (tokens /
+        duration), else re-measure. Check the client's token counting (streaming chunks counted as tokens,
         reasoning tokens, a tokenizer mismatch) and its version.
 
     References
@@ -79,8 +85,9 @@ class BenchImpossible(Rule):
                 row = _ROW.get(str(getattr(c, "metric", "")))
                 if row:
                     evidence.append((e, row))
-            fix = ("Do not use the flagged figures: use the bounds given or the engine's own rates; check how the "
-                   "client counts tokens (streamed chunks, reasoning tokens, tokenizer) and its version.")
+            fix = ("Do not use the flagged figures: use the bound given where it is the same quantity (tokens / "
+                   "duration), else re-measure; check how the client counts tokens (streamed chunks, reasoning "
+                   "tokens, tokenizer) and times them, and its version.")
             out.append(self.finding(msg, fix, [e], evidence))
         return out
 
@@ -93,10 +100,10 @@ def _checker() -> Callable[..., Any] | None:
     return check_bench
 
 
-def _engine_figures(ctx: Context) -> dict[str, float]:
-    """The engine's own rates for the cross-checks, when the run holds the server log too."""
+def _engine_figures(ctx: Context) -> dict[str, Any]:
+    """The engine's own figures for the cross-checks, when the run holds the server log too."""
     from logscope.analyses.bench import engine_figures
 
-    sd = ctx.analysis("stable_decode") if ctx.has("throughput") or ctx.has("decode_batch") else None
-    pf = ctx.analysis("prefill") if ctx.has("throughput") or ctx.has("prefill_batch") else None
-    return engine_figures(sd, pf)
+    if not (ctx.has("throughput") or ctx.has("decode_batch")):
+        return {}
+    return engine_figures(ctx.data, ctx.analysis("stable_decode"), ctx.analysis("decode_under_load"))
