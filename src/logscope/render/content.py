@@ -225,7 +225,8 @@ def load_words(dl: Any) -> str:
     v = (f"{num(dl.mean_tok_s)} tok/s mean (median {num(dl.median_tok_s)}, {num(dl.min_tok_s)}-{num(dl.max_tok_s)}) "
          + (f"at {dl.concurrency} running" if dl.steady else f"at running {dl.running_min}-{dl.running_max} (no "
                                                             "steady count)")
-         + f", {dl.samples} windows over {num(dl.duration_s)} s, prefills included")
+         + f", {dl.samples} windows over {num(dl.duration_s)} s"
+         + (f", prefills included ({dl.prefill_windows} with prefill)" if dl.prefill_windows else ", no prefill in them"))
     if dl.per_request_tok_s is not None:
         v += f"; per request {num(dl.per_request_tok_s)} tok/s = {num(dl.ms_per_token)} ms/token"
     if dl.prompt_share_pct is not None:
@@ -415,7 +416,7 @@ def _trend_rows(rows: list[tuple[str, Inline | str]], sd: Any) -> None:
 def _decode_under_load(dl: Any, level: int) -> list[Block]:
     rows: list[tuple[str, Inline | str]] = [
         ("Aggregate decode", f"mean {num(dl.mean_tok_s)}, median {num(dl.median_tok_s)}, min {num(dl.min_tok_s)}, "
-                             f"max {num(dl.max_tok_s)} tok/s, prefills included"),
+                             f"max {num(dl.max_tok_s)} tok/s" + (", prefills included" if dl.prefill_windows else "")),
         ("Running", (f"steady at {dl.concurrency} ({dl.running_min}-{dl.running_max}, mean {num(dl.mean_running)})"
                      if dl.steady else f"{dl.running_min}-{dl.running_max}: no steady running count")
          + (f"; up to {dl.max_waiting} waiting" if dl.max_waiting else "")),
