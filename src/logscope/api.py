@@ -177,9 +177,9 @@ def iter_events(
         return
     if jobs > 1 and len(files) > 1 and "-" not in files:
         # one file per task, results in file order: the same events as the serial loop below
-        from concurrent.futures import ProcessPoolExecutor
+        from logscope.pools import process_pool
 
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with process_pool(jobs) as pool:  # fork only while single-threaded; a spawn safe from scripts
             for done, st in pool.map(_file_job, [(f, engine, keep_unparsed) for f in files]):
                 stats.add(st)
                 yield from done

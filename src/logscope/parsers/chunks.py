@@ -39,6 +39,7 @@ from logscope.parsers import dialect
 from logscope.parsers.framing import ReadStats, Sparse, _decode, is_gzip, read_lines
 from logscope.parsers.pipeline import Clock, Parser
 from logscope.parsers.scan import cached_scanner
+from logscope.pools import process_pool
 
 CHUNK = 8 << 20  # bytes per range: thousands of lines (a range costs little to start), few in memory
 _SEEK = 1 << 20  # how far past the target offset a cut may move to find a line with a header
@@ -280,7 +281,7 @@ def _split(
     sent = ReadStats()  # the counts of the ranges whose events went out
     emitted: Part | None = None  # the last range whose events went out
     todo = [job(s, e) for s, e in bounds]
-    with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else _InProcess() as pool:
+    with process_pool(jobs) if jobs > 1 else _InProcess() as pool:  # logscope.pools: safe after threads
         pending: Part | None = None
         parts = _windowed(pool, todo, jobs + 1) if isinstance(pool, ProcessPoolExecutor) else map(parse_range, todo)
         for part in parts:

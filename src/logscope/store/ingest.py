@@ -392,13 +392,6 @@ class Executor:
 SerialExecutor = Executor
 
 
-def _single_threaded() -> bool:
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:  # not Linux: cannot tell
-        return False
-
-
 def _warm_up() -> int:
     """Import what the work needs (in a worker, while the coordinator plans)."""
     import logscope.analyses.compare  # noqa: F401
@@ -408,34 +401,13 @@ def _warm_up() -> int:
     return os.getpid()
 
 
-@contextlib.contextmanager
-def _without_main() -> Iterator[None]:
-    """Spawned workers that do not run the caller's ``__main__`` again.
-
-    A spawned worker imports the parent's main module before its first task, so that functions defined
-    there can be unpickled. Ours need nothing from it (``ingest_one`` and its arguments live in
-    logscope), and a plain script without an ``if __name__ == "__main__"`` guard would run its own
-    ``ingest`` again in every worker: the worker dies at start and every run failed with
-    BrokenProcessPool. While the workers start, ``__main__`` is a module without a file (as in a
-    notebook, where spawning works as is). A spawning pool starts a worker on a ``submit`` when none is
-    idle: every ``submit`` is made under this."""
-    import sys
-    import types
-
-    saved = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = saved
-
-
 class ProcessExecutor(Executor):
     """The work over ``jobs`` local processes.
 
     Forked when this process has one thread (the command line: nothing has imported polars yet, which
     starts threads), so the workers start at once with what is already imported; spawned otherwise
-    (a fork does not carry polars' threads over, and a process that has them must not be forked).
+    (a fork does not carry polars' threads over, and a process that has them must not be forked),
+    without running the caller's main module again (``logscope.pools``).
     """
 
     def __init__(self, jobs: int) -> None:
@@ -444,15 +416,12 @@ class ProcessExecutor(Executor):
         self._pool: ProcessPoolExecutor | None = None
 
     def start(self) -> None:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from logscope.pools import process_pool, start_method
 
-        fork = "fork" in multiprocessing.get_all_start_methods() and _single_threaded()
-        self.method = "fork" if fork else "spawn"
-        self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context(self.method))
-        with contextlib.nullcontext() if fork else _without_main():
-            for _ in range(self.jobs):  # starts the workers now (a fork: before this process imports polars)
-                self._pool.submit(_warm_up)
+        self.method = start_method()
+        self._pool = process_pool(self.jobs, self.method)  # all workers started now (a fork: before polars)
+        for _ in range(self.jobs):
+            self._pool.submit(_warm_up)
 
     def run(self, specs: list[RunSpec], store: str) -> Iterator[RunResult]:
         from concurrent.futures import as_completed
@@ -460,8 +429,7 @@ class ProcessExecutor(Executor):
         if self._pool is None:
             self.start()
         assert self._pool is not None
-        with contextlib.nullcontext() if self.method == "fork" else _without_main():
-            futures = {self._pool.submit(ingest_one, s, store): s for s in specs}
+        futures = {self._pool.submit(ingest_one, s, store): s for s in specs}
         try:
             for fut in as_completed(futures):
                 spec = futures[fut]
