@@ -74,16 +74,17 @@ def _props(schema: dict[str, Any], node: dict[str, Any]) -> tuple[str | None, di
     return name, dict(node.get("properties", {}))
 
 
-def key_rows(schema: dict[str, Any], root: str) -> dict[str, list[str]]:
-    """path -> keys, for every object in the JSON schema (each model once: where it first appears)."""
+def key_rows(schema: dict[str, Any], root: str, every: bool = False) -> dict[str, list[str]]:
+    """path -> keys, for every object in the JSON schema (each model once: where it first appears;
+    ``every``: at each place, to depth 6)."""
     rows: dict[str, list[str]] = {}
     seen: set[str] = set()
 
     def walk(path: str, node: dict[str, Any]) -> None:
         name, props = _props(schema, node)
-        if not props or (name is not None and name in seen):
+        if not props or (name is not None and name in seen) or path.count(".") > 6:
             return
-        if name is not None:
+        if name is not None and not every:
             seen.add(name)
         rows[path] = list(props)
         for k, v in props.items():
@@ -93,16 +94,16 @@ def key_rows(schema: dict[str, Any], root: str) -> dict[str, list[str]]:
     return rows
 
 
-def report_rows() -> dict[str, list[str]]:
+def report_rows(every: bool = False) -> dict[str, list[str]]:
     from logscope.render.json_report import report_schema
 
-    return key_rows(report_schema(), "report")
+    return key_rows(report_schema(), "report", every)
 
 
-def compare_rows() -> dict[str, list[str]]:
+def compare_rows(every: bool = False) -> dict[str, list[str]]:
     from logscope.render.json_report import compare_schema
 
-    return key_rows(compare_schema(), "comparison")
+    return key_rows(compare_schema(), "comparison", every)
 
 
 def field_list(fields: list[tuple[str, bool]]) -> str:

@@ -84,7 +84,9 @@ def test_event_kinds_and_fields() -> None:
     _check(problems)
 
 
-def _key_tables(section: str, want: dict[str, list[str]]) -> list[str]:
+def _key_tables(section: str, want: dict[str, list[str]], exists: dict[str, list[str]] | None = None) -> list[str]:
+    """``want``: the rows the contract must have; ``exists``: every path the code has (a row may name an
+    object listed where it first appears elsewhere: the order of keys moved it)."""
     rows = _tables()[section]
     problems = []
     for path, keys in want.items():
@@ -94,16 +96,16 @@ def _key_tables(section: str, want: dict[str, list[str]]) -> list[str]:
         problems += _diff(f"the row of `{path}` in the {section} table", [(n, False) for n, _ in rows[path]],
                           [(k, False) for k in keys])
     problems += [f"the {section} table lists `{p}`, which the schema lacks (extend, never rename)"
-                 for p in rows if p not in want and p not in ("object", "table")]
+                 for p in rows if p not in (exists or want) and p not in ("object", "table")]
     return problems
 
 
 def test_report_keys_follow_the_schema() -> None:
-    _check(_key_tables("Report", ct.report_rows()))
+    _check(_key_tables("Report", ct.report_rows(), ct.report_rows(every=True)))
 
 
 def test_comparison_keys_follow_the_schema() -> None:
-    _check(_key_tables("Comparison", ct.compare_rows()))
+    _check(_key_tables("Comparison", ct.compare_rows(), ct.compare_rows(every=True)))
 
 
 def test_runs_table_columns() -> None:
