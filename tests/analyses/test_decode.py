@@ -167,3 +167,21 @@ def test_sglang_prefill_inside_plateau_breaks_it() -> None:
         t += 1.0
     res = _ok(stable_decode(run(sglang(rows), engine="sglang")))
     assert res.samples == 7 and res.mean_tok_s == 300.0
+
+
+def test_a_stall_is_not_a_stable_decode_rate() -> None:
+    # fixtures/digest/ST01 (real SGLang lines, see the README there): the reporter's rate collapses to ~15 tok/s
+    # for the stall span (lines 4-10). The stalled windows are left out: the rate is that of the windows before it.
+    import logscope
+    from tests.conftest import FIXTURES
+
+    rep = logscope.load(FIXTURES / "digest" / "ST01" / "fail-sglang-reporter-collapse.log").analyze()
+    assert rep.stalls is not None and [(s.kind, s.start_line, s.end_line) for s in rep.stalls.spans] == [
+        ("stalled", 4, 10)]
+    sd = rep.stable_decode
+    assert sd is not None and sd.end_line < 4 and sd.mean_tok_s == 199.6
+    assert "inside a stalled or deadlock span" in sd.method
+    # vLLM V0 'Running: 1, Pending: 14'-shaped queue held for 6 windows: every window is in the stall, no rate
+    held = logscope.load(FIXTURES / "digest" / "ST01" / "fail-vllm-v0-queue-held-changed.log").analyze()
+    assert held.stable_decode is None and held.decode_under_load is None
+    assert "stalled engine's trickle is no decode rate" in held.not_applicable["stable_decode"]

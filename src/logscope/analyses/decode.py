@@ -359,6 +359,14 @@ def find_segment(series: Series, min_samples: int = MIN_SAMPLES) -> _Found | Non
     return None
 
 
+def stalled_text(n: int) -> str:
+    """The sentence on windows left out because they lie inside a stall span (``analyses.stalls``)."""
+    if not n:
+        return ""
+    return (f" {n} window(s) inside a stalled or deadlock span (the `stalls` section) were left out first: a stalled "
+            "engine's trickle is no decode rate.")
+
+
 def stationarity_text(trend: float | None, stretch: SegmentBrief | None) -> str:
     """The method's sentence on the trend: stationary, a stationary part taken, or drifting."""
     if trend is None:
@@ -403,19 +411,24 @@ def _method(f: _Found, n_engines: int) -> str:
 
 def stable_decode(data: RunData) -> StableDecode | NotApplicable:
     """The run's stable decode segment (see the module docstring for the method)."""
-    series = decode_series(data)
-    if not series:
+    from logscope.analyses.stalls import without_stalls
+
+    raw = decode_series(data)
+    if not raw:
         return NotApplicable(reason="no decode-rate lines: neither vLLM stats lines (`Avg generation throughput`) "
                                     "nor SGLang `Decode batch` lines were found")
+    series = [without_stalls(data, s) for s in raw]  # a stall or a deadlock is no decode rate
+    stalled = sum(len(a.samples) - len(b.samples) for a, b in zip(raw, series, strict=True))
     per = [(s, find_segment(s)) for s in series]
-    main_series = main_series_of(data) or series[0]
+    main_series = without_stalls(data, main_series_of(data) or raw[0])
     total = main_series if len(series) > 1 else None
     main = per[0][1] if total is None else find_segment(main_series)
     if main is None:
         reasons = "; ".join(_why_not(s) for s in ([total] if total is not None else []) + series)
-        return NotApplicable(reason=f"no stable decode segment: {reasons}")
+        return NotApplicable(reason=f"no stable decode segment: {reasons}{stalled_text(stalled)}")
     engines = [f.segment for _s, f in per if f is not None] if len(series) > 1 else []
     return StableDecode(
-        method=_method(main, len(series)), source=main_series.source, window_s=r(main_series.interval, 3),
+        method=_method(main, len(series)) + stalled_text(stalled), source=main_series.source,
+        window_s=r(main_series.interval, 3),
         engines=engines, **main.segment.model_dump(),
     )

@@ -38,6 +38,7 @@ from logscope.analyses.decode import (
     _trend,
     change_pct,
     is_stationary,
+    stalled_text,
     stationarity_text,
     stationary_run,
 )
@@ -146,14 +147,18 @@ def _why_not(s: Series) -> str:
 
 def decode_under_load(data: RunData) -> DecodeUnderLoad | NotApplicable:
     """The decode rate at the steady running count, prefills included (see the module docstring)."""
-    s = main_series(data)
-    if s is None:
+    from logscope.analyses.stalls import without_stalls
+
+    whole_series = main_series(data)
+    if whole_series is None:
         return NotApplicable(reason="no decode-rate lines: neither vLLM stats lines nor SGLang `Decode batch` lines")
+    s = without_stalls(data, whole_series)  # a stall or a deadlock is no decode rate
+    stalled = len(whole_series.samples) - len(s.samples)
     ss = s.samples
     interval = s.interval or 10.0
     picked = _pick(ss, interval)
     if picked is None:
-        return NotApplicable(reason=_why_not(s))
+        return NotApplicable(reason=_why_not(s) + stalled_text(stalled))
     idx, level, steady, partial = picked
     whole: SegmentBrief | None = None
     if is_stationary(change_pct([ss[i] for i in idx])) is False:
@@ -220,7 +225,7 @@ def decode_under_load(data: RunData) -> DecodeUnderLoad | NotApplicable:
                    "window averages (the offered prompt load, not a prefill speed)")
     elif s.source.startswith("SGLang"):
         method += "; SGLang's decode lines do not give a window's prompt tokens, so there is no prompt share"
-    method += ". " + stationarity_text(tp, whole)
+    method += ". " + stationarity_text(tp, whole) + stalled_text(stalled)
     return DecodeUnderLoad(
         method=method, source=s.source, engine=s.label, window_s=r(s.interval, 3), concurrency=level, steady=steady,
         running_min=min(runs), running_max=max(runs), mean_running=round(mean([float(x) for x in runs]), 2),
