@@ -37,8 +37,8 @@ JUDGED: dict[str, list[str]] = {
     # -- vLLM variants (formats from public issues, values re-drawn) ----------------------------------------
     # right: KV 99.4-100 % with 467-485 requests pending, five windows in a row
     "vllm/corpus/v0-042-h800-kv-cache-full-pending-queue.log": ["KV05"],
-    # two stats lines amid uvicorn 404s: nothing wrong is shown
-    "vllm/corpus/v0-050post1-uvicorn-404-interleaved-stats.log": [],
+    # right: three uvicorn 404s (GET /, GET and POST /generate: a client asking for an endpoint vLLM lacks)
+    "vllm/corpus/v0-050post1-uvicorn-404-interleaved-stats.log": ["EN03"],
     # slow (0.4 tok/s) but no line says why: no rule may guess
     "vllm/corpus/v0-bracketed-metrics481-slow-0.4tps.log": [],
     # right: the slow-tokenizer warning, cut mid-line, still names the slow tokenizer

@@ -89,10 +89,9 @@ def test_sglang_main_process_format_with_level_and_source(tmp_path: Path) -> Non
 
 
 def test_tmux_padding_and_scroll_marker_are_not_the_record(tmp_path: Path) -> None:
-    run = _load(tmp_path, TMUX + "\n", engine="vllm")
-    (ev,) = run.of_kind("unparsed") or run.events
-    text = getattr(ev, "text", None) or getattr(ev, "message", "")
-    assert "[386/1830]" not in text and not text.endswith(" ")
+    run = _load(tmp_path, TMUX + "\n")
+    (ev,) = run.events
+    assert ev.kind == "startup_step" and ev.step == "weights_loaded" and ev.seconds == 24.84
     assert ev.raw == TMUX  # the evidence stays as printed
 
 
@@ -122,3 +121,111 @@ def test_detect_reads_wrapped_lines() -> None:
     found = d.find_header(WRAPPED)
     assert found is not None and found[2] == WRAPPED.index("INFO 10-03")
     assert d.find_header("some text that quotes INFO 10-03 07:29:02 [a.py:1] inside it") is None
+
+
+def _fields(ev: logscope.events.Event) -> dict[str, object]:
+    skip = set(logscope.events.Event.model_fields)
+    return {k: v for k, v in ev.model_dump().items() if k not in skip and v is not None}
+
+
+def test_vllm_start_up_lines_become_events() -> None:
+    run = logscope.load(SHAPES / "vllm-startup-lines.log")
+    assert run.engine == "vllm"
+    got = [(e.line, e.kind, _fields(e)) for e in run.events]
+    assert got == [
+        (1, "server_start", {"detail": "http://0.0.0.0:8000"}),
+        (2, "startup_step", {"step": "weights_loaded", "seconds": 24.84}),
+        (3, "startup_step", {"step": "cuda_graph_memory_profile", "detail": "PIECEWISE=2 (largest=8), FULL=2 (largest=8)"}),
+        (4, "startup_step", {"step": "cuda_graph_addresses", "count": 13685}),
+        (5, "server_start", {"detail": "http://0.0.0.0:8000"}),
+        (6, "http_access", {"client": "127.0.0.1:55504", "method": "GET", "path": "/", "status": 404}),
+    ]
+
+
+def test_sglang_start_up_lines_become_events() -> None:
+    run = logscope.load(SHAPES / "sglang-startup-lines.log")
+    assert run.engine == "sglang"
+    got = [(e.line, e.kind, _fields(e)) for e in run.events]
+    assert got == [
+        (1, "startup_step", {"step": "load_weight_begin", "avail_mem_gib": 20.21}),
+        (2, "model_load", {"avail_mem_gib": 63.72}),
+        (3, "startup_step", {"step": "kv_cache_dtype", "detail": "torch.bfloat16"}),
+        (4, "kv_cache_pool", {"pool": "kv", "memory_gib": 54.26, "k_gib": 27.13, "v_gib": 27.13}),
+        (5, "startup_step", {"step": "memory_pool_end", "avail_mem_gib": 8.34}),
+        (6, "startup_step", {"step": "cuda_graph_batch_sizes", "count": 5, "detail": "[1, 2, 3, 8, 10]"}),
+        (7, "startup_step", {"step": "cuda_graph_addresses", "count": 0}),
+        (8, "startup_step", {"step": "http_startup_complete"}),
+        (9, "server_start", {"detail": "http://127.0.0.1:3496"}),
+        (10, "http_access", {"client": "172.16.19.148:48276", "method": "POST", "path": "/v1/completions", "status": 200}),
+    ]
+
+
+def test_old_sglang_traceback_header_carries_its_message() -> None:
+    run = logscope.load(SHAPES / "sglang-0.2-modeltpserver-traceback.log")
+    assert run.engine == "sglang"
+    (ev,) = run.events
+    assert ev.kind == "error" and ev.message == "Exception in ModelTpServer:" and ev.exception == "AssertionError"
+    assert (ev.line, ev.end_line) == (1, 8)
+
+
+CAPTURE = FIXTURES / "vllm" / "captures" / "vllm-logreq-errors.log"
+
+
+def _grep_c(path: Path, needle: str) -> int:
+    return sum(needle in line for line in path.read_text(encoding="utf-8").splitlines())
+
+
+def test_request_and_access_events_match_the_lines_of_a_real_run() -> None:
+    run = logscope.load(CAPTURE)
+    reqs = run.of_kind("request")
+    access = run.of_kind("http_access")
+    by_phase = {p: [e for e in reqs if e.phase == p] for p in ("received", "added", "aborted", "finished", "error")}
+    assert len(by_phase["received"]) == _grep_c(CAPTURE, "] Received request ") == 30
+    assert len(by_phase["added"]) == _grep_c(CAPTURE, "] Added request ") == 29
+    assert len(by_phase["aborted"]) == _grep_c(CAPTURE, "] Aborted request(s) ") + _grep_c(CAPTURE, " aborted.") == 8
+    assert not by_phase["finished"] and not by_phase["error"]
+    assert len(access) == _grep_c(CAPTURE, 'HTTP/1.1" ') == 39
+    assert sorted(e.status for e in access if e.status != 200) == [400, 400, 400, 404, 404]
+    first = by_phase["aborted"][0]
+    assert first.request_id == "cmpl-9c44fcd1f99e5825-0-8288f04f" and first.process == "APIServer pid=13548"
+    d = run.analyze().disturbances
+    assert d is not None
+    assert (d.http_errors, d.http_errors_by_status, d.aborts, d.request_errors) == (5, {"400": 3, "404": 2}, 4, 0)
+
+
+def test_unknown_is_not_zero_without_request_lines() -> None:
+    d = logscope.load(SHAPES / "vllm-0.32-traceback-crlf.log").analyze().disturbances
+    assert d is not None and d.http_errors is None and d.aborts is None
+
+
+def test_detect_on_access_lines_alone_and_mixed(tmp_path: Path) -> None:
+    access = [ln for ln in CAPTURE.read_text(encoding="utf-8").splitlines() if 'HTTP/1.1" ' in ln]
+    p = tmp_path / "access.log"
+    p.write_text("\n".join(access) + "\n")
+    run = logscope.load(p)
+    assert run.engine == "vllm" and len(run.of_kind("http_access")) == 39
+    one = tmp_path / "one.log"
+    one.write_text(access[0] + "\n")
+    assert logscope.load(one).engine is not None
+    mixed = tmp_path / "mixed.log"
+    mixed.write_text("\n".join([RAY_STACK, access[0], BULLET, WRAPPED]) + "\n")
+    run = logscope.load(mixed)
+    assert run.engine == "vllm" and [e.kind for e in run.events] == ["warning", "http_access", "warning", "model_load"]
+    sg = tmp_path / "sglang-access.log"
+    sg.write_text('[2025-08-02 19:24:20] INFO:     172.16.19.148:48276 - "POST /v1/completions HTTP/1.1" 200 OK\n')
+    assert logscope.load(sg).engine == "sglang"
+
+
+def test_sglang_request_logging_lines() -> None:
+    from logscope.parsers.requests import SGLANG_REQUEST
+
+    # the 0.4 form (format notes 9) and a Finish line whose meta_info says the request was aborted
+    recv = "Receive: obj=GenerateReqInput(text='Explain this', sampling_params={'max_new_tokens': 8}, rid='b1d3e0a5', stream=False)"
+    fin = ("Finish: obj=GenerateReqInput(rid='b1d3e0a5'), out={'text': ' x', 'meta_info': {'id': 'b1d3e0a5', "
+           "'finish_reason': {'type': 'abort', 'message': 'Abort before prefill'}, 'prompt_tokens': 320, "
+           "'completion_tokens': 220, 'cached_tokens': 80, 'e2e_latency': 8.512}}")
+    for reference in (False, True):
+        assert SGLANG_REQUEST.fields(recv, reference=reference) == {"phase": "received", "request_id": "b1d3e0a5"}
+        assert SGLANG_REQUEST.fields(fin, reference=reference) == {
+            "phase": "aborted", "request_id": "b1d3e0a5", "prompt_tokens": 320, "output_tokens": 220, "e2e_s": 8.512,
+            "reason": "Abort before prefill"}

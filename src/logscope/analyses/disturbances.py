@@ -72,6 +72,10 @@ class Disturbances(Result):
     error_list: list[ErrorEntry] = Field(default_factory=list)
     timeline: list[TimelineEntry] = Field(default_factory=list)
     overlapping: list[str] = Field(default_factory=list, description="one sentence per disturbance kind in a window")
+    http_errors: int | None = Field(None, description="uvicorn access lines with a 4xx/5xx status; null when the log holds no access line (access log off)")
+    http_errors_by_status: dict[str, int] = Field(default_factory=dict)
+    aborts: int | None = Field(None, description="requests aborted (request logging); null when the log holds no request line")
+    request_errors: int | None = Field(None, description="requests that failed (`Request X failed ...`); null when the log holds no request line")
 
 
 def _rank(e: Event) -> str:
@@ -251,6 +255,10 @@ def disturbances(data: RunData, stable: StableDecode | NotApplicable | None = No
     if benign:
         method += (f" {benign} error(s) came after a clean stop began (`[shutdown]` with no error before it, e.g. "
                    "vLLM's EngineDeadError on SIGINT): listed, not counted in `errors`.")
+    http_errors, by_status, aborts, request_errors = request_failures(data)
+    if http_errors is not None or aborts is not None:
+        method += (" HTTP errors are uvicorn access lines with a 4xx/5xx status; aborts count aborted requests once "
+                   "(vLLM prints `Aborted request(s) ID-x` and `Request ID aborted.` for one abort).")
     return Disturbances(
         method=method,
         oom=sum(oom_by_rank.values()), oom_by_rank=dict(sorted(oom_by_rank.items())),
@@ -261,6 +269,7 @@ def disturbances(data: RunData, stable: StableDecode | NotApplicable | None = No
         preemptions=preemptions, preemptions_not_applicable=preempt_na, retractions=len(retract),
         retracted_requests=sum(int(getattr(e, "retracted_reqs", 0) or 0) for e in retract),
         errors=len(errors) - benign, benign_errors=benign, error_list=errors, timeline=timeline, overlapping=overlapping,
+        http_errors=http_errors, http_errors_by_status=by_status, aborts=aborts, request_errors=request_errors,
     )
 
 
@@ -286,3 +295,46 @@ def _preemptions_unknown(data: RunData) -> str | None:
     return ("this vLLM's stats line has no `Preemptions:` field (V1 prints it only when the window had some, and "
             "some versions, 0.32 among them, never print it), and V1 logs no preemption line: the log cannot tell "
             "none from some. `vllm:num_preemptions_total` on /metrics counts them.")
+
+
+def aborted_once(events: list[Event]) -> list[Event]:
+    """The ``request`` events of phase aborted, one per aborted request: vLLM V1 prints ``Aborted
+    request(s) ID-x.`` (the engine's id) and ``Request ID aborted.`` (the API's id, a prefix of it)
+    for one abort; a ``Request ID aborted.`` whose id begins no ``Aborted request`` id counts alone.
+    A line naming several ids (``Aborted request(s) A,B.``) counts each (``repeated`` copies too)."""
+    listed = [e for e in events if getattr(e, "phase", None) == "aborted" and "Aborted request" in e.raw]
+    ids = [i for e in listed for i in (getattr(e, "request_id", None) or "").split(",") if i]
+    out = list(listed)
+    for e in events:
+        if getattr(e, "phase", None) != "aborted" or e in listed:
+            continue
+        rid = getattr(e, "request_id", None)
+        if rid and any(i.startswith(rid) for i in ids):
+            continue
+        out.append(e)
+    return out
+
+
+def request_failures(data: RunData) -> tuple[int | None, dict[str, int], int | None, int | None]:
+    """(HTTP 4xx/5xx count, per status, aborted requests, failed requests); a count is None when the
+    log has no line of its kind at all (access log or request logging off: unknown, not zero)."""
+    access = [e for _i, e in data_of(data, "http_access")]
+    reqs = [e for _i, e in data_of(data, "request")]
+    by_status: Counter[str] = Counter()
+    for e in access:
+        status = int(getattr(e, "status", 0))
+        if status >= 400:
+            by_status[str(status)] += e.repeated
+    aborts = None
+    errors = None
+    if reqs:
+        aborted = aborted_once(reqs)
+        aborts = sum(max(1, len((getattr(e, "request_id", None) or "").split(","))) * e.repeated for e in aborted)
+        errors = sum(e.repeated for e in reqs if getattr(e, "phase", None) == "error")
+    return (sum(by_status.values()) if access else None), dict(sorted(by_status.items())), aborts, errors
+
+
+def data_of(data: RunData, kind: str) -> list[tuple[int, Event]]:
+    """(run-order index, event) of one kind (from the run's kind index: no pass over every event)."""
+    events = data.events
+    return [(i, events[i]) for i in data.kind_index.get(kind, ())]

@@ -362,6 +362,43 @@ class BenchResult(Event):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+class StartupStep(Event):
+    """A start-up step that no other kind holds: weights read, graph sizes chosen, memory left after a pool,
+    the HTTP app up (``step`` names it; see docs/events.md for the lines of each)."""
+
+    kind: Literal["startup_step"] = "startup_step"
+    step: str
+    seconds: float | None = None
+    avail_mem_gib: float | None = None
+    count: int | None = None
+    detail: str | None = None
+
+
+class Request(Event):
+    """One request's step as request logging prints it (vLLM ``--enable-log-requests``, SGLang
+    ``--log-requests``): received, added to the engine, finished, aborted, failed."""
+
+    kind: Literal["request"] = "request"
+    request_id: str | None = Field(None, description="the id as printed (comma-joined when one line names several); null when the line was cut before it")
+    phase: Literal["received", "added", "finished", "aborted", "error"]
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    e2e_s: float | None = Field(None, description="end-to-end latency the engine printed (SGLang meta_info e2e_latency)")
+    ttft_s: float | None = None
+    queue_s: float | None = None
+    reason: str | None = Field(None, description="why it failed or ended, as printed")
+
+
+class HttpAccess(Event):
+    """One uvicorn access line: ``127.0.0.1:51234 - "POST /v1/completions HTTP/1.1" 200 OK``."""
+
+    kind: Literal["http_access"] = "http_access"
+    client: str | None = None
+    method: str
+    path: str
+    status: int
+
+
 class Unparsed(Event):
     """A record no grammar understood. `candidate` names the kind it looks like (likely a new format)."""
 
@@ -395,6 +432,9 @@ AnyEvent = Annotated[
     | Config
     | Version
     | BenchResult
+    | StartupStep
+    | Request
+    | HttpAccess
     | Unparsed,
     Field(discriminator="kind"),
 ]
@@ -405,7 +445,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Throughput, PrefixCache, SpecDecode, PrefillBatch, DecodeBatch, KvCachePool, MaxConcurrency,
         MemoryProfile, SchedulerLimits, ModelLoad, GraphCapture, Compile, EngineInit, ServerStart,
         ServerReady, Preemption, Retract, Oom, KvCapacity, Warning_, Error, Config, Version, BenchResult,
-        Unparsed,
+        StartupStep, Request, HttpAccess, Unparsed,
     )
 }
 KINDS: tuple[str, ...] = tuple(EVENT_TYPES)

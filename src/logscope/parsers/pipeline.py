@@ -197,7 +197,7 @@ class Dialect:
 
     # words that make a record an event even without a grammar (fallbacks by level, tracebacks)
     fallback_anchors: tuple[str, ...] = ("WARN", "ERROR", "CRITICAL", "FATAL", "Traceback", "Warning:",
-                                         "]:[E", "]:[W")  # the last two: PyTorch c10d "[rank3]:[E1227 ..."
+                                         "]:[E", "]:[W", "Exception in ")  # the last two: PyTorch c10d "[rank3]:[E1227 ..."
 
     def scan_literals(self) -> list[str]:
         """Every literal whose presence can make a line matter: grammar and block anchors, fallbacks."""
@@ -256,6 +256,8 @@ class Record:
 
 _TB_START = "Traceback (most recent call last):"
 _EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Dead\w*|Timeout\w*)(?::|$)")
+# a one-line record that announces the bare traceback printed right after it ("Exception in ModelTpServer:")
+_EXC_HEAD = re.compile(r"Exception in \w+:\Z")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 # lines PyTorch appends to a CUDA error's message (after the exception line)
 _CUDA_ERROR_TAIL = ("CUDA kernel errors might be asynchronously reported", "For debugging consider passing CUDA_LAUNCH_BLOCKING",
@@ -518,6 +520,8 @@ class Parser:
         if hdr is None and (process is None or process == rec.process):
             if rec.tb_state is not None and _tb_accepts(rec, msg):
                 return True
+            if msg.startswith(_TB_START) and rec.tb_state is None and _EXC_HEAD.match(rec.message):
+                return True  # "Exception in ModelTpServer:" (SGLang 0.2-0.3) heads the traceback it prints next
             return self.dialect.continues(rec.message, msg)
         return False
 

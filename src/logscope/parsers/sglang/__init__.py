@@ -72,7 +72,7 @@ _DUMP_HEAD = re.compile(r"Pyspy dump for PID \d+|\w+ debug info:")
 
 # line starts of the SGLang benchmark client (sglang.bench_serving) that vLLM's client never prints
 _MARKERS = ("Backend:  ", "Total generated tokens (retokenized):", "Max reqeuest concurrency:",
-            "benchmark_args=Namespace(")
+            "benchmark_args=Namespace(", "Exception in ModelTpServer:")  # the last: 0.2-0.3 scheduler's crash
 
 
 _Stamp = tuple[int | None, int | None, int | None, float]

@@ -41,9 +41,11 @@ from logscope.parsers.grammar import (
     Rest,
     Seq,
     Until,
+    Word,
     keyed,
 )
 from logscope.parsers.pipeline import template
+from logscope.parsers.requests import HTTP_ACCESS, SGLANG_REQUEST, const
 
 __all__ = ["GRAMMARS"]
 
@@ -299,7 +301,8 @@ KV_POOL = Grammar(
     ("KV Cache is allocated.", "KV cache allocated.", "Mamba Cache is allocated."),
     Alt(
         # "KV Cache is allocated. ..." (0.4.3+; 0.5.23 may name the cache: "... NVFP4 KV Cache is allocated.")
-        Seq(_pool("kv"), Leaf(r"(?:[^\n]*? )?KV Cache is allocated\. "), Many(_pool_item, ", "), Opt(_CLIPPED), End()),
+        Seq(_pool("kv"), Leaf(r"(?:[^\n]*? )?KV Cache is allocated\. "), Many(_pool_item, ", "),
+            Opt("."), Opt(_CLIPPED), End()),  # 0.4.1/0.4.2: "K size: 2.82 GB, V size: 2.82 GB." (no #tokens)
         # 0.5.23 post-capture sizing: the final size (the earlier "VA upper bound" is only a bound)
         Seq("Post-capture KV sizing: ",
             Alt(Seq(_pool("draft"), "draft KV cache allocated. "), Seq(_pool("kv"), "KV cache allocated. ")),
@@ -520,7 +523,38 @@ OOM_CUDA_ERROR = _no_retry(Grammar(
     also=True,
 ))
 
+def _bs_count(f: dict[str, Any]) -> dict[str, Any]:
+    if f["step"] == "cuda_graph_batch_sizes":
+        f["detail"] = f["detail"].strip()
+        f["count"] = len(re.findall(r"\d+", f["detail"]))
+    return f
+
+
+STARTUP_STEP = Grammar(
+    "sglang.startup_step",
+    "startup_step",
+    ("Load weight begin.", "Memory pool end.", "graph bs ", "Using KV cache dtype: ", " cuda graph addresses",
+     "Application startup complete"),
+    Seq(const("step", "load_weight_begin"), "Load weight begin. avail mem=", _gib("avail_mem_gib"), Rest())
+    | Seq(const("step", "memory_pool_end"), "Memory pool end. avail mem=", _gib("avail_mem_gib"), Rest())
+    | Seq(const("step", "cuda_graph_batch_sizes"), Leaf(r"Capture (?:cuda|cpu) graph bs "), Leaf(r"\[[\d, ]*\]", "detail"),
+          Rest())
+    | Seq(const("step", "kv_cache_dtype"), "Using KV cache dtype: ", Word("detail"), Rest())
+    | Seq(const("step", "cuda_graph_addresses"), "Registering ", Int("count"), " cuda graph addresses", Rest())
+    # uvicorn's app is up; SGLang is ready only after its warm-up ("The server is fired up")
+    | Seq(const("step", "http_startup_complete"), "Application startup complete", Opt("."), End()),
+    build=_bs_count,
+)
+
+SERVER_START = Grammar(
+    "sglang.server_start",
+    "server_start",
+    ("Uvicorn running on ",),
+    Seq("Uvicorn running on ", Word("detail"), Rest()),
+)
+
 GRAMMARS: list[Grammar] = [
+    HTTP_ACCESS,  # first: the most frequent line of a request-heavy log, and its path may hold any anchor
     DECODE,
     PREFILL,
     RETRACT,
@@ -536,6 +570,9 @@ GRAMMARS: list[Grammar] = [
     ERROR,
     OOM,
     OOM_CUDA_ERROR,
+    STARTUP_STEP,
+    SERVER_START,
+    SGLANG_REQUEST,
     *BENCH_GRAMMARS,  # the benchmark client's result block (no log prefix), see parsers/bench.py
 ]
 

@@ -27,6 +27,7 @@ from logscope.parsers.grammar import (
     Until,
     Word,
 )
+from logscope.parsers.requests import HTTP_ACCESS, VLLM_REQUEST, const
 
 __all__ = ["GRAMMARS"]
 
@@ -418,7 +419,25 @@ VERSION = Grammar(
     also=True,
 )
 
+STARTUP_STEP = Grammar(
+    "vllm.startup_step",
+    "startup_step",
+    ("Loading weights took ", " cuda graph addresses", "Profiling CUDA graph memory: "),
+    Seq(const("step", "weights_loaded"), "Loading weights took ", Float("seconds"), " seconds", Rest())
+    | Seq(const("step", "cuda_graph_addresses"), "Registering ", Int("count"), " cuda graph addresses", Rest())
+    | Seq(const("step", "cuda_graph_memory_profile"), "Profiling CUDA graph memory: ", Rest("detail")),
+)
+
+SERVER_START = Grammar(
+    "vllm.server_start",
+    "server_start",
+    ("Starting vLLM API server", "Uvicorn running on "),
+    Seq(Leaf(r"Starting vLLM API server (?:\d+ )?on "), Word("detail"), Rest())
+    | Seq("Uvicorn running on ", Word("detail"), Rest()),
+)
+
 GRAMMARS: list[Grammar] = [
+    HTTP_ACCESS,  # first: the most frequent line of a request-heavy log, and its path may hold any anchor
     THROUGHPUT,
     SPEC_V1,
     SPEC_V0,
@@ -440,6 +459,9 @@ GRAMMARS: list[Grammar] = [
     PREEMPTION,
     CONFIG,
     VERSION,
+    STARTUP_STEP,
+    SERVER_START,
+    *VLLM_REQUEST,
     kv_capacity_grammar("vllm"),
     oom_grammar("vllm"),
     *BENCH_GRAMMARS,  # the benchmark client's result block (no log prefix), see parsers/bench.py
