@@ -367,7 +367,12 @@ class StartupStep(Event):
     the HTTP app up (``step`` names it; see docs/events.md for the lines of each)."""
 
     kind: Literal["startup_step"] = "startup_step"
-    step: str
+    step: str = Field(description=(
+        "weights_loaded (vLLM `Loading weights took`, seconds), cuda_graph_memory_profile (vLLM `Profiling CUDA graph "
+        "memory:`, detail), cuda_graph_addresses (`Registering N cuda graph addresses`, count), load_weight_begin and "
+        "memory_pool_end (SGLang, avail_mem_gib), cuda_graph_batch_sizes (SGLang `Capture cuda graph bs [...]`, detail "
+        "and count), kv_cache_dtype (SGLang `Using KV cache dtype:`, detail), http_startup_complete (SGLang's uvicorn "
+        "`Application startup complete.`; SGLang is ready at `The server is fired up`)"))
     seconds: float | None = None
     avail_mem_gib: float | None = None
     count: int | None = None
