@@ -229,3 +229,15 @@ def test_sglang_request_logging_lines() -> None:
         assert SGLANG_REQUEST.fields(fin, reference=reference) == {
             "phase": "aborted", "request_id": "b1d3e0a5", "prompt_tokens": 320, "output_tokens": 220, "e2e_s": 8.512,
             "reason": "Abort before prefill"}
+
+
+def test_prefixed_tracebacks_of_two_processes_interleaved_stay_whole() -> None:
+    path = SHAPES / "vllm-0.32-two-tracebacks-interleaved.log"
+    for keep_unparsed in (True, False):  # the careful read and the sparse one
+        errs = logscope.load(path, keep_unparsed=keep_unparsed).of_kind("error")
+        got = [(e.line, e.end_line, e.process, e.exception, e.message, len(e.traceback)) for e in errs]
+        assert got == [
+            (1, 32, "EngineCore pid=12456", "ValueError", "EngineCore failed to start.", 23),
+            (3, 24, "APIServer pid=11762", "vllm.v1.engine.exceptions.EngineDeadError", "AsyncLLM output_handler failed.", 7),
+        ]
+        assert errs[0].traceback[-1].startswith("ValueError: To serve at least one request")

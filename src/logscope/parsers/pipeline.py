@@ -73,6 +73,20 @@ BLOCK_RULES: tuple[BlockRule, ...] = (
               ("Benchmark Result", "Successful requests", "Backend:")),
 )
 _MAX_INTERLEAVED = 8  # engine records held inside an open block before the block is given up
+_MAX_PENDING = 256  # records held behind one set aside (another process's traceback) before it is given up
+
+
+def _in(rec: Record, records: list[Record]) -> bool:
+    return any(r is rec for r in records)
+
+
+def _ready(pending: list[Record], parked: dict[str | None, Record], open_rec: Record | None) -> Iterator[Record]:
+    """Take from the front of ``pending`` the records that are whole (neither set aside nor in progress)."""
+    while pending:
+        first = pending[0]
+        if first is open_rec or any(first is r for r in parked.values()):
+            return
+        yield pending.pop(0)
 
 
 def cut_at(text: str, starts: Iterable[int], accept: Callable[[str], bool] = bool) -> list[str]:
@@ -381,6 +395,7 @@ class Parser:
         self._rel: tuple[float | None, float | None, float] = (None, None, 0.0)  # events_of: (t, first, t_s)
         self.sparse = False  # set by the reader when it skips lines that hold no anchor
         self._pending: tuple[Record | None, Record | None] = (None, None)  # (sparse) open block, open record
+        self._parked = False  # (sparse) records are set aside (see records): every line may continue one
         # how the input began and ended, for parsing one file in ranges (logscope.parsers.chunks):
         self.start_kept = False  # (sparse) the run's first timestamped record is already kept
         self.open_at_end = False  # a block or a \r\n-continued record was open at the input's end
@@ -399,6 +414,10 @@ class Parser:
         open_rec: Record | None = None
         block: Record | None = None  # an open block record (see BlockRule)
         held: list[Record] = []  # records that began inside the open block: emitted after it
+        # multi-line records of one process set aside while other processes' lines come between (by
+        # process), and the records from the first of them on, in order: emitted once all before are whole
+        parked: dict[str | None, Record] = {}
+        pending: list[Record] = []
         d = self.dialect
         envelope, split_glued, header_fn, seek = d.envelope, d.split_glued, d.header, d.seek_header
         rules = d.blocks
@@ -435,6 +454,25 @@ class Parser:
                             skipped = piece[:pos]
                             prefix = (f"({process}) {skipped}" if process else skipped).strip() or None
                             process = inner_process(skipped) or process
+                if parked and hdr is not None and process in parked:
+                    # a line of a process whose multi-line record was set aside: resume it, or it has ended
+                    p = parked.pop(process)
+                    if (p.cont or p.tb_state is not None or msg.startswith(_TB_START)) and continues(p, hdr, msg, process):
+                        if open_rec is not None and not _in(open_rec, pending):
+                            if self._parks(open_rec, hdr, process):
+                                parked[open_rec.process] = open_rec
+                            pending.append(open_rec)
+                        elif open_rec is not None and self._parks(open_rec, hdr, process):
+                            parked[open_rec.process] = open_rec
+                        open_rec = p
+                        p.message += "\n" + msg  # (continues() is asked once: it moves a traceback's state)
+                        p.raw += "\n" + raw
+                        p.end_line = number
+                        p.cont = cont
+                        if p.tb_state is None and _TB_START in msg and msg.rstrip().endswith(_TB_START):
+                            p.tb_state = "frames"
+                        continue
+                    yield from _ready(pending, parked, open_rec)
                 if open_rec is not None and (hdr is None or open_rec.cont or open_rec.tb_state is not None
                                              or msg.startswith(_TB_START)) and continues(open_rec, hdr, msg, process):
                     open_rec.message += "\n" + msg
@@ -462,6 +500,9 @@ class Parser:
                 if block is None and hdr is None and rules:
                     rule = next((r for r in rules if r.opens(msg)), None)
                     if rule is not None:
+                        if pending:  # records set aside end here (a block is no engine record)
+                            parked.clear()
+                            yield from _ready(pending, parked, None)
                         if open_rec is not None:
                             yield open_rec
                             open_rec = None
@@ -471,8 +512,21 @@ class Parser:
                 if open_rec is not None:
                     if block is not None:
                         held.append(open_rec)
+                    elif _in(open_rec, pending):
+                        if self._parks(open_rec, hdr, process):
+                            parked[open_rec.process] = open_rec
+                    elif self._parks(open_rec, hdr, process) or pending:
+                        # another process's line inside a multi-line record: set the record aside, whole, until
+                        # its process goes on (ranks print their tracebacks at once, line by line)
+                        if self._parks(open_rec, hdr, process):
+                            parked[open_rec.process] = open_rec
+                        pending.append(open_rec)
+                        if len(pending) > _MAX_PENDING:  # a record never resumed: give up waiting for it
+                            parked.clear()
                     else:
                         yield open_rec
+                    if pending:
+                        yield from _ready(pending, parked, None)
                 open_rec = Record(
                     ln.file, number, number, msg, hdr, process, env.outer_time, env.repeated, raw, cont,
                     # "in" first: a fast scan that rules out nearly every line without copying it
@@ -482,8 +536,15 @@ class Parser:
                     open_rec.prefix = prefix
             if self.sparse:  # what the record in progress is, for wants_next() (asked only by the sparse reader)
                 self._pending = (block, open_rec)
+                self._parked = bool(parked)
         # could the input's next line (were there one) have joined a record? (cutting a file into ranges)
-        self.open_at_end = block is not None or (open_rec is not None and open_rec.cont)
+        self.open_at_end = block is not None or (open_rec is not None and open_rec.cont) or bool(parked)
+        parked.clear()
+        if pending:
+            if open_rec is not None and not _in(open_rec, pending):
+                pending.append(open_rec)
+            open_rec = None
+            yield from _ready(pending, parked, None)
         if block is not None:
             yield block
             yield from held
@@ -493,7 +554,18 @@ class Parser:
     def wants_next(self) -> bool:
         """(sparse) May the next line continue the record in progress? Then the reader must hand it over."""
         block, rec = self._pending
-        return block is not None or (rec is not None and self._may_continue(rec))
+        return block is not None or self._parked or (rec is not None and self._may_continue(rec))
+
+    def _parks(self, rec: Record, hdr: Header | None, process: str | None) -> bool:
+        """Is ``rec`` a multi-line record in progress that a line of another process (``hdr``, ``process``)
+        interrupts, rather than ends? Only prefixed records (vLLM repeats the prefix on each line)."""
+        return (
+            hdr is not None and rec.header is not None and self.dialect.crlf_continues
+            and rec.process is not None and process is not None and process != rec.process
+            and (rec.cont or rec.tb_state is not None
+                 # an error line whose traceback may follow on the process's next line ("EngineCore failed to start.")
+                 or (rec.header.level in ("ERROR", "CRITICAL") and rec.end_line == rec.line))
+        )
 
     def _may_continue(self, rec: Record) -> bool:
         """Could the next line belong to ``rec``? (The sparse reader then hands it over.)"""
