@@ -466,7 +466,7 @@ class Parser:
                             parked[open_rec.process] = open_rec
                         open_rec = p
                         p.message += "\n" + msg  # (continues() is asked once: it moves a traceback's state)
-                        p.raw += "\n" + raw
+                        p.raw += "\n" * max(1, number - p.end_line) + raw  # an empty line per other line
                         p.end_line = number
                         p.cont = cont
                         if p.tb_state is None and _TB_START in msg and msg.rstrip().endswith(_TB_START):
@@ -476,7 +476,8 @@ class Parser:
                 if open_rec is not None and (hdr is None or open_rec.cont or open_rec.tb_state is not None
                                              or msg.startswith(_TB_START)) and continues(open_rec, hdr, msg, process):
                     open_rec.message += "\n" + msg
-                    open_rec.raw += "\n" + raw
+                    # (after a record set aside was resumed: an empty line stands for each line in between)
+                    open_rec.raw += "\n" * max(1, number - open_rec.end_line) + raw
                     open_rec.end_line = number
                     open_rec.cont = cont
                     if open_rec.tb_state is None and _TB_START in msg and msg.rstrip().endswith(_TB_START):
