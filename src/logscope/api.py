@@ -28,6 +28,7 @@ from logscope.parsers.scan import cached_scanner
 if TYPE_CHECKING:
     import polars as pl
 
+    from logscope.analyses.lifetimes import Lifetime, LifetimeChoice, Lifetimes
     from logscope.parsers.chunks import LineRenderer
     from logscope.timebase import TimeBase
 
@@ -36,12 +37,21 @@ PathLike = str | os.PathLike[str]
 
 @dataclass(repr=False)
 class Run:
-    """Everything parsed from one run's logs."""
+    """Everything parsed from one run's logs.
+
+    The input may hold several server lifetimes (restarts, ``>>`` appends, a folder of runs):
+    ``lifetimes`` lists them (``logscope.analyses.lifetimes``), ``lifetime(N)`` is the run restricted
+    to lifetime N, and ``analyze()`` reports on the last lifetime that served traffic (or on this
+    one, for a run made by ``lifetime(N)``), with the findings of every lifetime."""
 
     files: list[str]
     engine: str | None
     events: list[Event]
     stats: ReadStats = field(default_factory=ReadStats)
+    whole: Run | None = field(default=None, repr=False)
+    """The run of the whole input, for a run made by ``lifetime(N)``."""
+    chosen: LifetimeChoice | None = None
+    """For a run made by ``lifetime(N)``: which lifetime it is, and why it was chosen."""
     _timebase: tuple[int, TimeBase] | None = field(default=None, init=False, compare=False)
 
     def __repr__(self) -> str:  # short (the events are many): logscope.render.notebook
@@ -78,15 +88,78 @@ class Run:
             self._timebase = (len(self.events), timebase(self.events))
         return self._timebase[1]
 
+    @property
+    def lifetimes(self) -> list[Lifetime]:
+        """The server lifetimes of the whole input (one for an ordinary log), numbered from 1."""
+        return self._split().items
+
+    def _split(self) -> Lifetimes:
+        root = self.whole or self
+        if root._lifetimes is None or root._lifetimes[0] != len(root.events):
+            from logscope.analyses.lifetimes import split_lifetimes
+
+            root._lifetimes = (len(root.events), split_lifetimes(root.events, root.files))
+        return root._lifetimes[1]
+
+    _lifetimes: tuple[int, Lifetimes] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def lifetime(self, index: int | None = None) -> Run:
+        """The run restricted to lifetime ``index`` (1-based; None: the one ``analyze`` picks, the last
+        that served traffic), with the events that belong to no lifetime (a client's untimed result
+        block). Raises ``LogscopeError`` for an index the input does not hold."""
+        root = self.whole or self
+        split = self._split()
+        choice = split.default() if index is None else split.choice(index)
+        if choice.of == 1:
+            return root
+        return Run(files=root.files, engine=root.engine, events=split.events_of(root.events, choice.index),
+                   stats=root.stats, whole=root, chosen=choice)
+
     def analyze(self) -> Any:
-        """The full report: every analysis, and the digest's findings (worst first)."""
+        """The full report: every analysis, and the digest's findings (worst first). On an input of
+        several lifetimes: the sections of the chosen one (``lifetime(N)``, else the last that served
+        traffic), the findings of every lifetime (each saying which), and the ``lifetimes`` table."""
         from logscope.analyses.report import build_report
         from logscope.digest import run_rules
 
+        split = self._split()
+        if len(split.items) > 1 and self.chosen is None:
+            return self.lifetime().analyze()
+        choice = self.chosen or split.default()
         with fewer_collections():  # the analyses make frames and lists over every event (logscope.collector)
             report = build_report(self)
             report.findings = run_rules(self, report)
+            if len(split.items) > 1:
+                report.findings = _every_lifetime(self, choice.index, report.findings)
+                whole = self.whole or self
+                report.coverage = build_report_coverage(whole, report.lines)
+        report.lifetimes = split.items
+        report.analyzed_lifetime = choice
         return report
+
+
+def _every_lifetime(run: Run, chosen: int, findings: list[Any]) -> list[Any]:
+    """The chosen lifetime's findings and those of every other lifetime, each saying which, worst first."""
+    from logscope.analyses.report import build_report
+    from logscope.digest import run_rules
+    from logscope.digest.finding import SEVERITY_RANK
+
+    whole = run.whole or run
+    out = [f.model_copy(update={"lifetime": chosen}) for f in findings]
+    for lt in run.lifetimes:
+        if lt.index == chosen:
+            continue
+        other = whole.lifetime(lt.index)
+        out += [f.model_copy(update={"lifetime": lt.index}) for f in run_rules(other, build_report(other))]
+    return sorted(out, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.lifetime))
+
+
+def build_report_coverage(run: Run, lines: int) -> Any:
+    """The coverage of the whole input (every lifetime): lines are counted over all of it."""
+    from logscope.analyses.base import RunData
+    from logscope.analyses.report import _coverage
+
+    return _coverage(RunData.of(run), lines)
 
 
 def _with_lookahead(lines: Iterator[Line], n: int) -> tuple[list[Line], Iterator[Line]]:

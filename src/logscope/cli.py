@@ -190,10 +190,14 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
               help="with --follow: seconds between refreshes")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="parse each big LOG in ranges over this many processes (the same report as one process)")
+@click.option("--lifetime", type=click.IntRange(min=1), default=None, metavar="N",
+              help="when the input holds several server lifetimes (restarts, appended logs, a folder of runs): "
+                   "report on lifetime N (numbered from 1, listed in the report); default: the last one that "
+                   "served traffic. Findings of every lifetime are kept")
 @friendly
 def analyze(
     logs: tuple[str, ...], engine: str, fmt: str, output: str | None, plots_dir: str | None, fail_on: str,
-    bench_files: tuple[str, ...], follow: bool, interval: float, jobs: int,
+    bench_files: tuple[str, ...], follow: bool, interval: float, jobs: int, lifetime: int | None,
 ) -> None:
     """Report of one run (several LOGS are one run: ranks, nodes, rotated parts)."""
     from logscope.render.formats import check_outputs, emit_report, run_figures
@@ -209,8 +213,11 @@ def analyze(
         from logscope.follow import follow_log
 
         run, report = follow_log(logs[0], engine, interval)
+        if lifetime is not None or len(run.lifetimes) > 1:
+            run = run.lifetime(lifetime)
+            report = run.analyze()
     else:
-        run = _load_run([*logs, *bench_files], engine, jobs)
+        run = _load_run([*logs, *bench_files], engine, jobs).lifetime(lifetime)
         report = run.analyze()
     plots, written = run_figures(run, report, fmt, plots_dir)
     emit_report(report, fmt, output, plots)
@@ -271,7 +278,9 @@ def compare_command(
         raise click.UsageError("--label is given at most twice: BASE's name, then OTHER's")
     check_outputs(output, plots_dir)
     clients = [[f] for f in bench_files] if bench_files else [[], []]
-    run_a, run_b = _load_run([base, *clients[0]], engine, jobs), _load_run([other, *clients[1]], engine, jobs)
+    # each side's last lifetime that served traffic (an input may hold several: restarts, appended logs)
+    run_a = _load_run([base, *clients[0]], engine, jobs).lifetime()
+    run_b = _load_run([other, *clients[1]], engine, jobs).lifetime()
     cmp = compare(run_a, run_b, labels=list(labels) or None)
     plots, written = compare_figures(run_a, run_b, cmp, fmt, plots_dir)
     emit_compare(cmp, fmt, output, plots)

@@ -341,10 +341,18 @@ def _summary(a: Report, b: Report) -> list[Row]:
     return rows
 
 
+def _served(run: RunLike | RunData) -> RunLike | RunData:
+    """The run's last lifetime that served traffic (``logscope.api.Run.lifetime``), else the run."""
+    pick = getattr(run, "lifetime", None)
+    return pick() if callable(pick) else run
+
+
 def compare(
     run_a: RunLike | RunData, run_b: RunLike | RunData, labels: list[str] | tuple[str, ...] | None = None,
 ) -> Comparison:
-    """Compare two runs: BASE (``run_a``) and OTHER (``run_b``)."""
+    """Compare two runs: BASE (``run_a``) and OTHER (``run_b``). A run whose input holds several server
+    lifetimes is compared by its last lifetime that served traffic (``Run.lifetime()``)."""
+    run_a, run_b = _served(run_a), _served(run_b)
     da, db = RunData.of(run_a), RunData.of(run_b)
     a, b = build_report(run_a), build_report(run_b)
     names = list(labels or [])

@@ -19,6 +19,7 @@ from logscope.analyses.decode import StableDecode, stable_decode
 from logscope.analyses.decode_load import DecodeUnderLoad, decode_under_load
 from logscope.analyses.disturbances import Disturbances, disturbances
 from logscope.analyses.kv import KvPool, kv_pool
+from logscope.analyses.lifetimes import Lifetime, LifetimeChoice
 from logscope.analyses.prefill import Prefill, prefill
 from logscope.analyses.ranks import Ranks, ranks
 from logscope.analyses.spec import SpecDecode, spec_decode
@@ -67,6 +68,9 @@ class Report(BaseModel):
                           "benchmark, where every window holds prefill)")
     notes: list[str] = Field(default_factory=list, description="the reader's notes on the input (a truncated or "
                                                                "corrupt gzip, undecodable bytes, a failed read)")
+    lifetimes: list[Lifetime] = Field(default_factory=list, description="the server lifetimes in the input "
+                                      "(restarts, appended logs, a folder of runs); the sections describe one")
+    analyzed_lifetime: LifetimeChoice | None = Field(None, description="which lifetime the sections describe, and why")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -39,6 +39,7 @@ from logscope.render.doc import (
     prose,
     t,
 )
+from logscope.render.lifetimes import lifetimes_blocks
 
 LEVELS = 5
 ROWS = (2000, 25, 0, 0, 0)  # detail-table rows per level (0: no detail tables); the rest are counted
@@ -193,6 +194,8 @@ def finding_blocks(f: dict[str, Any], level: int) -> Finding:
         meta += [t(", " if meta else ""), t(f"seen {num(f['count'])} time(s)")]
     if f.get("ranks"):
         meta += [t(", " if meta else ""), t("on "), c(ranks_text(f["ranks"]))]
+    if f.get("lifetime") is not None:
+        meta += [t(", " if meta else ""), t(f"in server lifetime {f['lifetime']}")]
     if meta and level <= 2:
         body.append(Para(tuple(meta), "meta"))
     keep = EVIDENCE[min(level, LEVELS - 1)]
@@ -698,6 +701,7 @@ def _report_doc(rep: Report, level: int, figures: Sequence[str], max_findings: i
             f"{JSON_HINT} or `--format html`."), "note"))
     out.append(Heading(2, (t("Summary"),), "summary"))
     out.append(Table(("", ""), summary_rows(rep, fs), key_value=True))
+    out += lifetimes_blocks(rep, fs)  # several server lifetimes in the input: which one, and a table
 
     out.append(Heading(2, (t(f"Findings ({len(fs)})"),), "findings"))
     if not fs:
