@@ -47,8 +47,9 @@ class Finding(BaseModel):
     count: int = Field(1, description="how many times the log shows it (a Ray-deduplicated line counts N + 1)")
     ranks: dict[str, int] = Field(default_factory=dict, description="count per rank or process, when the log says")
     evidence: list[Evidence] = Field(default_factory=list, description=f"up to {MAX_EVIDENCE} lines that prove it")
-    lifetime: int | None = Field(None, description="the server lifetime it was found in (report `lifetimes`), when "
-                                                   "the input holds several")
+    lifetime: int | None = Field(None, exclude_if=lambda v: v is None,
+                                 description="the server lifetime it was found in (report `lifetimes`); only present "
+                                             "when the input holds several")
 
 
 def at_or_above(findings: Iterable[Finding], level: str) -> list[Finding]:
