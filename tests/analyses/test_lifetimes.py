@@ -92,7 +92,7 @@ def test_failed_start_then_good_start_sglang(tmp_path: Path) -> None:
     log = _joined(tmp_path, S_FAIL, S_GOOD)
     run = logscope.load(str(log))
     assert [(x.start_line, x.started_by, x.start_time, x.served_traffic) for x in run.lifetimes] == [
-        (1, "args", "2026-11-30 12:31:04", False), (_lines(S_FAIL) + 9, "args", "2026-11-30 12:41:09", True)]
+        (1, "args", "2026-11-30 12:31:02", False), (_lines(S_FAIL) + 9, "args", "2026-11-30 12:41:09", True)]
     rep = run.analyze()
     assert rep.analyzed_lifetime is not None and rep.analyzed_lifetime.index == 2
     assert ("EN02", 1) in [(f.code, f.lifetime) for f in rep.findings]
@@ -158,3 +158,26 @@ def test_cli_lifetime_option_and_formats(tmp_path: Path) -> None:
     # one lifetime: no table
     r = CliRunner().invoke(main, ["analyze", str(V_GOOD), "--format", "markdown"])
     assert "Server lifetimes" not in r.output
+
+
+REAL = FIXTURES / "vllm" / "lifetimes"
+
+
+@pytest.mark.parametrize("loader", [logscope.load, load_for_report], ids=["full", "sparse"])
+def test_real_two_lifetimes_capture(loader: object) -> None:
+    # two `vllm serve` processes appended with >> (fixtures/vllm/lifetimes/README.md): banners at lines 4
+    # and 198; 4096 / 1G, then 2048 / 512M / --max-num-seqs 4; each with its own client's output
+    run = loader([str(REAL / "two-lifetimes.log"), str(REAL / "two-lifetimes.run1.client.txt"),  # type: ignore[operator]
+                  str(REAL / "two-lifetimes.run2.client.txt")])
+    lts = run.lifetimes
+    assert [(x.start_line, x.start_time, x.started_by, x.served_traffic, x.ready) for x in lts] == [
+        (1, "12-03 15:21:55", "banner", True, True), (198, "12-03 15:26:08", "banner", True, True)]
+    assert [[Path(f).name for f in x.files] for x in lts] == [
+        ["two-lifetimes.log", "two-lifetimes.run1.client.txt"], ["two-lifetimes.log", "two-lifetimes.run2.client.txt"]]
+    rep = run.analyze()
+    assert rep.analyzed_lifetime.index == 2  # both served: the last
+    assert (rep.kv_pool.tokens, rep.kv_pool.max_model_len) == (131072, 2048)
+    assert [r.mean_ttft_ms for r in rep.bench.results] == [2421.25]  # run 2's client only
+    one = run.lifetime(1).analyze()
+    assert (one.kv_pool.tokens, one.kv_pool.max_model_len) == (262144, 4096)
+    assert [r.mean_ttft_ms for r in one.bench.results] == [191.38]

@@ -106,6 +106,7 @@ class _Segment:
     started_by: str | None
     end_line: int = 0
     t0: float | None = None
+    t0_line: int | None = None
     t1: float | None = None
     time0: str | None = None
     time1: str | None = None
@@ -115,16 +116,17 @@ class _Segment:
     events: int = 0
 
     def add(self, e: Event) -> None:
-        """Count a known-kind event (unparsed ones differ between a full and a sparse read: not counted)."""
+        """Count a known-kind event (unparsed ones differ between a full and a sparse read: not counted).
+        The start time is that of the segment's first timestamped record, whatever its kind: every
+        reader keeps a file's first one, and a segment after a cut starts with its marker."""
+        if e.t_s is not None and (self.t0_line is None or e.line < self.t0_line):
+            self.t0_line, self.t0, self.time0 = e.line, e.t_s, e.time
         if e.kind == "unparsed":
             return
         self.events += 1
         self.end_line = max(self.end_line, e.end_line or e.line)
-        if e.t_s is not None:
-            if self.t0 is None or e.t_s < self.t0:
-                self.t0, self.time0 = e.t_s, e.time
-            if self.t1 is None or e.t_s >= self.t1:
-                self.t1, self.time1 = e.t_s, e.time
+        if e.t_s is not None and (self.t1 is None or e.t_s >= self.t1):
+            self.t1, self.time1 = e.t_s, e.time
         if self.version is None and e.kind == "version":
             self.version = str(getattr(e, "engine_version", "") or "") or None
         if not self.served and _serves(e):
@@ -292,11 +294,11 @@ def _t0(g: list[_Segment]) -> float | None:
 
 
 def _overlaps(g: list[_Segment], s: _Segment) -> bool:
-    spans = [(x.t0, x.t1) for x in g if x.t0 is not None and x.t1 is not None]
-    if not spans or s.t0 is None or s.t1 is None:
+    spans = [(x.t0, x.t1 if x.t1 is not None else x.t0) for x in g if x.t0 is not None]
+    if not spans or s.t0 is None:
         return False
     lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
-    return s.t0 <= hi and s.t1 >= lo
+    return s.t0 <= hi and (s.t1 if s.t1 is not None else s.t0) >= lo
 
 
 def _start_key(marked: list[_Segment]) -> Any:
@@ -330,7 +332,8 @@ def _lifetime(index: int, g: list[_Segment]) -> Lifetime:
     main = spans.get(first.file) or FileSpan(file=first.file, start_line=first.start_line, end_line=first.end_line)
     timed = [s for s in g if s.t0 is not None]
     t_first = min(timed, key=lambda s: s.t0) if timed else None  # type: ignore[arg-type,return-value]
-    t_last = max(timed, key=lambda s: s.t1) if timed else None  # type: ignore[arg-type,return-value]
+    ended = [s for s in g if s.t1 is not None]
+    t_last = max(ended, key=lambda s: s.t1) if ended else None  # type: ignore[arg-type,return-value]
     return Lifetime(
         index=index, start_line=main.start_line, end_line=main.end_line,
         start_time=t_first.time0 if t_first else None, end_time=t_last.time1 if t_last else None,
