@@ -107,6 +107,8 @@ class Run:
         """The run restricted to lifetime ``index`` (1-based; None: the one ``analyze`` picks, the last
         that served traffic), with the events that belong to no lifetime (a client's untimed result
         block). Raises ``LogscopeError`` for an index the input does not hold."""
+        if index is None and self.chosen is not None:
+            return self  # a run made by lifetime(N) is that lifetime
         root = self.whole or self
         split = self._split()
         choice = split.default() if index is None else split.choice(index)

@@ -81,3 +81,17 @@ def test_cli_compare_bench_banner(fmt: str) -> None:
     else:
         flat = " ".join(r.output.split())
         assert "Not an A/B test of one change" in flat and "number of prompts 400 vs 150" in flat
+
+
+def test_real_restart_with_smaller_limits_is_not_ab() -> None:
+    # the real two-lifetime capture: lifetime 1 --max-model-len 4096 --kv-cache-memory-bytes 1G (client: 256
+    # input tokens), lifetime 2 2048 / 512M / --max-num-seqs 4 (client: 512 input tokens). The context doubles
+    # while max_model_len halves: not the context experiment; max-num-seqs is printed by lifetime 2 only
+    real = FIXTURES / "vllm" / "lifetimes"
+    run = _load(real / "two-lifetimes.log", real / "two-lifetimes.run1.client.txt", real / "two-lifetimes.run2.client.txt")
+    cmp = compare(run.lifetime(1), run.lifetime(2))
+    assert cmp.degradation.context_ratio == 2.0  # 512 / 256 mean input tokens (the clients)
+    got = {r.setting: r.reason for r in cmp.not_ab}
+    assert got["kv_cache_memory_bytes"] == "KV cache memory (bytes) differs: 1 GiB vs 0.5 GiB"
+    assert got["max_model_len"].startswith("max model len differs (4,096 vs 2,048) while the context length")
+    assert "max_num_seqs" not in got and cmp.warning is not None and "max running requests" in cmp.warning

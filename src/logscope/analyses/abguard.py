@@ -14,7 +14,8 @@ why the ratio mixes effects:
 - parallelism (TP, DP, PP, DCP, EP);
 - memory settings (memory fraction, KV cache bytes, max running requests) and the KV pool they gave
   (token counts more than ``POOL_TOLERANCE`` apart); ``max_model_len`` only when the context length
-  does not differ in the same direction (then it is not the experiment);
+  is known and does not differ in the same direction (then it is not the experiment; with the
+  context unknown, a ``max_model_len`` change is taken to be the experiment);
 - other logged settings that change what decode and prefill numbers mean (KV dtype, quantization,
   chunk size, attention backend, eager mode, ...);
 - with both clients' results: different workloads, i.e. output tokens per request or number of
@@ -60,6 +61,13 @@ def _show(v: Any) -> str:
         return f"{v:,.0f}" if abs(v) >= 100 else f"{v:g}"
     if isinstance(v, int) and not isinstance(v, bool):
         return f"{v:,}"
+    return str(v)
+
+
+def _gib(v: Any) -> str:
+    """Bytes as GiB (``1 GiB``); a value that is not a number as printed."""
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return f"{v / 2**30:.3g} GiB"
     return str(v)
 
 
@@ -115,16 +123,18 @@ def _memory(da: RunData, db: RunData, norm: Any, rep_a: Any, rep_b: Any, context
     for name in MEMORY:
         pair = _differ(da, db, name, norm)
         if pair:
+            shown = [_gib(norm(v)) if name == "kv_cache_memory_bytes" else _show(v) for v in pair]
             out.append(NotAb(category="memory", setting=name, base=pair[0], other=pair[1],
-                             reason=f"{label(name)} differs: {_show(pair[0])} vs {_show(pair[1])}"))
+                             reason=f"{label(name)} differs: {shown[0]} vs {shown[1]}"))
     pair = _differ(da, db, "max_model_len", norm)
     if pair:
         ma, mb = float(norm(pair[0])), float(norm(pair[1]))
         direction = 1 if mb > ma else -1
-        if _context_direction(context_ratio) != direction:  # not raised with the context under test
+        # not raised with the context under test; with the context unknown, the benefit of the doubt
+        if context_ratio is not None and _context_direction(context_ratio) != direction:
             out.append(NotAb(category="memory", setting="max_model_len", base=pair[0], other=pair[1],
                              reason=f"max model len differs ({_show(pair[0])} vs {_show(pair[1])}) while the "
-                                    "context length served does not differ the same way"))
+                                    f"context length served does not differ the same way ({context_ratio:g}x)"))
     ta, tb = _pool_tokens(rep_a), _pool_tokens(rep_b)
     if ta and tb and abs(ta - tb) / max(ta, tb) > POOL_TOLERANCE and not any(r.setting in MEMORY for r in out):
         out.append(NotAb(category="memory", setting="kv_pool_tokens", base=ta, other=tb,
