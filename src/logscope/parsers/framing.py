@@ -13,6 +13,7 @@ multi-line message that way, which is how continuation lines are told from new r
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 import sys
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from logscope.errors import UnreadableInput
+from logscope.parsers import structured
 from logscope.parsers.scan import HyperscanScanner
 
 BLOCK = 1 << 20
@@ -53,6 +55,8 @@ class ReadStats:
     text_lines: int = 0
     junk_lines: int = 0
     notes: list[str] = field(default_factory=list)
+    # the JSON front end's state for the file being read (``structured.Front``), not added up
+    front: structured.Front | None = field(default=None, repr=False, compare=False)
 
     def add(self, part: ReadStats, *, files: bool = True) -> None:
         """Count in what another reader saw (a worker's file or range); ``files=False``: not its files."""
@@ -219,6 +223,7 @@ def read_lines(
     if byte_range is None:
         stats.files.append(path)
     stream = _open(path)
+    stats.front = structured.Front(path)
     number = 0
     carry = b""  # (sparse) the last skipped lines of the blocks before: a walk back may reach into them
     try:
@@ -227,7 +232,13 @@ def read_lines(
         else:
             stream.seek(byte_range[0])
             chunks = _range_chunks(stream, byte_range[1] - byte_range[0])
-        for block in _line_blocks(chunks, path, stats):
+        blocks = _line_blocks(chunks, path, stats)
+        if byte_range is None:  # a JSON document, or JSON records newest first: read whole (structured)
+            whole, count, blocks = _whole_json(blocks, path, stats)
+            if whole is not None:
+                yield from whole
+                number = count
+        for block in blocks:
             if sparse is not None and number >= sparse.head:
                 number, carry = yield from _sparse_block(block, path, number, stats, sparse, carry)
                 continue
@@ -239,8 +250,68 @@ def read_lines(
         stats.notes.append(f"{path}: read failed ({exc}); read what came before it")
     finally:
         stats.lines += number
+        if stats.front is not None:
+            stats.notes += stats.front.finish()
+            stats.front = None
         if stream is not sys.stdin.buffer:
             stream.close()
+
+
+def _whole_json(
+    blocks: Iterator[bytes], path: str, stats: ReadStats,
+) -> tuple[list[Line] | None, int, Iterator[bytes]]:
+    """(lines, lines counted, the blocks left): the lines of a file that must be read whole before it can be read in order,
+    else None and the blocks untouched. Two such files: a pretty-printed JSON document (``gcloud
+    logging read --format=json``, ``aws logs filter-log-events``), whose records span many lines; and
+    JSON records that go back in time (Loki's and gcloud's default: newest first), put in time order
+    (reversed) and said so in the notes. Both are exports of bounded size (``structured.MAX_*``)."""
+    first = next(blocks, None)
+    if first is None:
+        return None, 0, iter(())
+    front = stats.front if stats.front is not None else structured.Front(path)
+    if structured.document_start(first):
+        data = first + b"".join(itertools.islice(blocks, structured.MAX_DOCUMENT // BLOCK))
+        text, suspect = _decode(data)
+        recs, tail = structured.document_records(text, front)
+        lines = [Line(path, n, t.text, t.cont) for n, t in recs]
+        total = text.count("\n") + (0 if text.endswith("\n") else 1)
+        stats.text_lines += len(lines)
+        if tail is not None:
+            lines += _text_lines(text[tail:], path, text.count("\n", 0, tail), stats, suspect)
+        _in_time_order(lines, front)
+        return lines, total, blocks
+    rest: Iterator[bytes] = itertools.chain([first], blocks)
+    if structured.looks_json(first[:200].decode("utf-8", "replace").lstrip()) < 0:
+        return None, 0, rest
+    text, suspect = _decode(first)
+    stamps = [st for ln in _lines_of(text, path, 0, ReadStats(), suspect)
+              if (st := structured.leading_stamp(ln.text)) is not None]
+    if not structured.newest_first(stamps[:1000]):
+        return None, 0, rest
+    lines = []
+    number = 0
+    for block in rest:
+        text, suspect = _decode(block)
+        for line in _lines_of(text, path, number, stats, suspect):
+            number = line.number
+            lines.append(line)
+        if len(lines) > structured.MAX_REVERSE:
+            front.notes.append(f"{path}: JSON records go back in time (newest first) but the file is too long to "
+                               f"put in order here: read as written")
+            return lines, number, blocks  # (its later blocks: read_lines reads them on)
+    _in_time_order(lines, front)
+    return lines, number, iter(())
+
+
+def _in_time_order(lines: list[Line], front: structured.Front) -> None:
+    """Reverse ``lines`` when their collector stamps go back in time (newest first), with a note."""
+    stamps = [st for ln in lines if (st := structured.leading_stamp(ln.text)) is not None]
+    if structured.newest_first(stamps):
+        # by record: the lines of one record (a batch, a redrawn bar) share its number and keep their order
+        groups = [list(g) for _n, g in itertools.groupby(lines, key=lambda ln: ln.number)]
+        lines[:] = [ln for g in reversed(groups) for ln in g]
+        front.notes.append(f"{front.path}: JSON records go back in time (newest first, as Loki and gcloud export by "
+                           f"default): {len(lines)} lines read in time order (reversed)")
 
 
 _BAD = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f]")
@@ -252,6 +323,20 @@ def _is_junk(body: str) -> bool:
 
 
 def _lines_of(text: str, path: str, number: int, stats: ReadStats, suspect: bool) -> Iterator[Line]:
+    """Lines of decoded ``text``; a JSON record becomes the engine's text line(s) it stands for
+    (``structured``: asked only of text holding ``{"``, which a text log's blocks seldom do)."""
+    lines = _text_lines(text, path, number, stats, suspect)
+    if '{"' in text:
+        front = stats.front if stats.front is not None else structured.Front(path)
+        return structured.decode_lines(lines, front, _json_line)
+    return lines
+
+
+def _json_line(ln: Line, text: str, cont: bool) -> Line:
+    return Line(ln.file, ln.number, text, cont)
+
+
+def _text_lines(text: str, path: str, number: int, stats: ReadStats, suspect: bool) -> Iterator[Line]:
     """Lines of decoded ``text``; ``suspect``: the block holds invalid bytes, judge each line."""
     for piece in text.splitlines(keepends=True):
         number += 1
