@@ -35,7 +35,7 @@ from typing import Any, Protocol, TypeVar
 
 from logscope.collector import fewer_collections
 from logscope.events import EVENT_TYPES, Event, copy_event, restore_event
-from logscope.parsers import dialect
+from logscope.parsers import dialect, structured
 from logscope.parsers.framing import ReadStats, Sparse, _decode, is_gzip, read_lines
 from logscope.parsers.pipeline import Clock, Parser
 from logscope.parsers.scan import cached_scanner
@@ -227,7 +227,10 @@ def can_split(path: str, jobs: int) -> bool:
     """Worth cutting: a plain (not gzip) regular file of at least two ranges, and more than one job."""
     if jobs < 2 or path == "-" or not os.path.isfile(path) or is_gzip(path):
         return False
-    return os.path.getsize(path) >= 2 * CHUNK
+    if os.path.getsize(path) < 2 * CHUNK:
+        return False
+    with open(path, "rb") as fh:  # a JSON document or a newest-first export is read whole (framing)
+        return not structured.needs_whole(fh.read(1 << 16))
 
 
 def iter_split_events(

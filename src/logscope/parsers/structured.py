@@ -57,6 +57,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "request_id": ("request_id", "requestId", "rid", "vllm.request_id"),
 }
 
+# text keys that hold a collector's copy of a printed line: taken as printed, never given a header
+COPIES = ("log", "line", "textPayload")
+
 # keys whose object value is the record (Elasticsearch hit, Cloud Logging structured payload); the
 # outer object's own keys (its ``timestamp``, ``severity``) stay as fallbacks
 WRAPPERS = ("_source", "jsonPayload", "fields")
@@ -90,7 +93,7 @@ SHAPES: tuple[tuple[str, str], ...] = (
 
 LEVELS = {"debug": "DEBUG", "info": "INFO", "notice": "INFO", "warning": "WARNING", "warn": "WARNING",
           "error": "ERROR", "err": "ERROR", "critical": "CRITICAL", "fatal": "CRITICAL", "alert": "CRITICAL",
-          "emergency": "CRITICAL", "trace": "DEBUG"}
+          "emergency": "CRITICAL", "trace": "DEBUG", "information": "INFO", "informational": "INFO"}
 
 # an engine's own line (vLLM header, maybe behind its process tag; SGLang's bracketed stamp; uvicorn)
 ENGINE_LINE = re.compile(
@@ -309,6 +312,7 @@ def text_of(rec: dict[str, Any], outer: dict[str, Any] | None) -> Text | None:
     rec = _flat(rec)
     raw: Any = None
     text = None
+    name = ""
     for name in FIELDS["text"]:  # the first key that holds text (ECS's "log" is an object, not the line)
         raw = rec.get(name)
         text = _text(raw)
@@ -334,7 +338,7 @@ def text_of(rec: dict[str, Any], outer: dict[str, Any] | None) -> Text | None:
     exc = _text(_get(rec, FIELDS["exc"]))
     if exc:
         text = text.rstrip("\n") + "\n" + exc.strip("\n")
-    if not ENGINE_LINE.match(text):
+    if name not in COPIES and not ENGINE_LINE.match(text):
         text = _with_header(rec, outer, text)
     if stamp is not None:
         text = f"{stamp} {text}"
@@ -381,6 +385,10 @@ def _with_header(rec: dict[str, Any], outer: dict[str, Any] | None, message: str
     m = _ASCTIME.match(asctime) if isinstance(asctime, str) else None
     logger = _get(rec, FIELDS["logger"])
     logger = logger if isinstance(logger, str) else None
+    if m is None and level is not None:  # an OTel SDK record: its own stamp is its time (UTC)
+        st = rec.get("timeUnixNano")
+        st_text = stamp_text(st) if st is not None else None
+        m = _ASCTIME.match(st_text) if st_text is not None else None
     if m is None:
         return message
     if logger is not None and logger.startswith("sglang") and m["y"]:
@@ -411,7 +419,7 @@ def looks_json(body: str) -> int:
     if c == "{":
         return 0
     if c == "[":
-        return 0 if body[1:2] in ("{", "", "]", " ", "\t", "[") else -1
+        return 0 if body[1:2] in ("{", "", "]", " ", "\t", "[", "\"") else -1
     if c in " \t":
         s = body.lstrip()
         return looks_json(s) + len(body) - len(s) if s[:1] in ("{", "[") else -1
@@ -507,8 +515,10 @@ def items_of(text: str, pos: int) -> tuple[list[tuple[int, Any]], str | None]:
             return out, None
         try:
             value, end = dec.raw_decode(text, pos)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             return out, f"invalid JSON at offset {pos}: {exc.msg}"
+        except RecursionError:
+            return out, f"JSON nested too deep at offset {pos}"
         out.append((pos, value))
         pos = end
         while pos < n and text[pos] in ws:
@@ -548,7 +558,7 @@ def document_start(head: bytes) -> bool:
     try:
         orjson.loads(first)
     except orjson.JSONDecodeError:
-        return first in (b"[", b"{") or first.endswith((b"[", b"{", b","))
+        return first in (b"[", b"{", b"[{", b"[ {")  # (gcloud's "[" then "  {"; aws's "{" then "    \"events\": [")
     return False
 
 
@@ -614,6 +624,25 @@ def newest_first(stamps: list[str]) -> bool:
     down = sum(1 for a, b in zip(times, times[1:], strict=False) if b < a)
     up = sum(1 for a, b in zip(times, times[1:], strict=False) if b > a)
     return times[-1] < times[0] and down > up
+
+
+def needs_whole(head: bytes) -> bool:
+    """Must a file that begins with ``head`` be read whole (a pretty-printed document, JSON records
+    newest first)? Then it cannot be cut into ranges (``parsers.chunks``)."""
+    if document_start(head):
+        return True
+    s = head.lstrip()
+    if s[:1] not in (b"{", b"["):
+        return False
+    stamps = []
+    front = Front("")
+    for raw in s.split(b"\n")[:200]:
+        got = convert(front, raw.decode("utf-8", "replace"), 0)
+        for t in got or ():
+            st = leading_stamp(t.text)
+            if st is not None:
+                stamps.append(st)
+    return newest_first(stamps)
 
 
 def leading_stamp(text: str) -> str | None:

@@ -11,7 +11,8 @@ from logscope.parsers.vllm.grammars import GRAMMARS
 _HEADER = re.compile(
     r"(?:\[[^\]\n]{1,40}\] )?"  # VLLM_LOGGING_PREFIX, e.g. "[Stage-0] "
     r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<mon>\d\d)-(?P<day>\d\d) (?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)"
-    r"(?:[.,]\d+)? \[?(?P<src>[^\s\]\[:]+:\d+)\] ?"
+    # (a source without ":N": a JSON record that named no line, see parsers.structured)
+    r"(?:[.,]\d+)? \[?(?P<src>[^\s\]\[:]+(?::\d+)?)\] ?"
 )
 _UVICORN = re.compile(r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+")
 # a second record starting inside a line (a paste that lost its newlines, a tqdm bar without one)

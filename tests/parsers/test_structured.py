@@ -1,0 +1,321 @@
+"""JSON inputs (``logscope.parsers.structured``): the same events as the text they wrap or stand for.
+
+Real data: one vLLM 0.32 run logged through a dictConfig with a text and a JSON handler (two files of
+the same records), and a real vLLM log wrapped in each collector's shape (fixtures/structured/README.md);
+each shape also on a public example line from its tool's documentation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import logscope
+from logscope.parsers import structured
+from logscope.parsers.chunks import can_split
+from logscope.parsers.framing import ReadStats, read_lines
+from tests.conftest import FIXTURES
+
+HERE = FIXTURES / "structured"
+A1 = FIXTURES / "vllm" / "corpus" / "gen-a1_plain_c10.log"
+
+
+def _values(run: logscope.Run, *, drop_outer_time: list[bool] | None = None) -> list[dict[str, Any]]:
+    """Each event's fields but where it sits in its file (file, line numbers, raw text)."""
+    return [e.model_dump(exclude={"file", "line", "end_line", "raw"}) for e in run.events]
+
+
+def _same_as_text(text: logscope.Run, js: logscope.Run) -> None:
+    a, b = _values(text), _values(js)
+    assert Counter(e["kind"] for e in a) == Counter(e["kind"] for e in b)
+    for x, y in zip(a, b, strict=True):
+        if x["time"] is None:  # a line without an engine header: the JSON copy has the collector's stamp
+            y["time"] = None
+    assert a == b
+
+
+# -- the dictConfig run: one run, two handlers --------------------------------------------------
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_dictconfig_json_gives_the_text_logs_events(sparse: bool) -> None:
+    text = logscope.load(HERE / "vllm-jsonlog-dictconfig.text.log", keep_unparsed=not sparse)
+    js = logscope.load(HERE / "vllm-jsonlog-dictconfig.json.jsonl", keep_unparsed=not sparse)
+    assert js.engine == text.engine == "vllm"
+    _same_as_text(text, js)
+    counts = js.counts()
+    # values read off the real files
+    assert counts["throughput"] == 6 and counts["warning"] == 14 and counts["version"] == 2
+    first = js.of_kind("throughput")[0]
+    assert (first.time, first.process) == ("12-03 15:06:43", "APIServer pid=20908")
+    assert js.of_kind("version")[0].engine_version == "0.32.0"
+
+
+def test_dictconfig_json_notes() -> None:
+    stats = ReadStats()
+    list(read_lines(str(HERE / "vllm-jsonlog-dictconfig.json.jsonl"), stats))
+    assert any("156 JSON records" in n and "vLLM JSON formatter 156" in n for n in stats.notes)
+
+
+# -- collectors' shapes around a real log --------------------------------------------------------
+
+WRAPPED = ["a1-docker.jsonl", "a1-loki-newest-first.jsonl", "a1-otlp.jsonl", "a1-elastic.jsonl"]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("name", WRAPPED)
+def test_wrapped_real_log_gives_its_events(name: str, sparse: bool) -> None:
+    text = logscope.load(A1, keep_unparsed=not sparse)
+    js = logscope.load(HERE / name, keep_unparsed=not sparse)
+    assert js.engine == "vllm"
+    _same_as_text(text, js)
+    assert len(js.of_kind("throughput")) == 20
+
+
+@pytest.mark.parametrize("name", ["a1-cloudwatch-200.json", "a1-gcloud-200.json"])
+def test_pretty_documents_give_the_events_of_their_lines(name: str, tmp_path: Path) -> None:
+    head = tmp_path / "a1-200.log"
+    head.write_bytes(b"".join(A1.read_bytes().split(b"\n")[:200]) and b"\n".join(A1.read_bytes().split(b"\n")[:200]) + b"\n")
+    text = logscope.load(head)
+    js = logscope.load(HERE / name)
+    assert js.engine == "vllm"
+    _same_as_text(text, js)
+    # the line of a record is the line its object starts on in the document
+    assert all(e.line > 1 for e in js.events)
+
+
+def test_newest_first_is_read_in_time_order_and_noted() -> None:
+    run = logscope.load(HERE / "a1-gcloud-200.json")
+    assert any("newest first" in n for n in run.stats.notes)
+    ts = [e.t_s for e in run.events if e.t_s is not None]
+    assert ts == sorted(ts)
+    loki = logscope.load(HERE / "a1-loki-newest-first.jsonl")
+    assert any("newest first" in n for n in loki.stats.notes)
+
+
+def test_collector_stamp_is_kept_on_lines_without_a_header() -> None:
+    run = logscope.load(HERE / "a1-docker.jsonl")
+    triton = run.events[0]
+    assert triton.kind == "unparsed" and triton.time == "2026-11-30T12:04:45.000000123Z"
+
+
+def test_documents_and_newest_first_files_are_not_cut_into_ranges(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    big.write_bytes((HERE / "a1-gcloud-200.json").read_bytes() * 200)
+    assert not can_split(str(big), 2)
+    docker = tmp_path / "docker.jsonl"
+    docker.write_bytes((HERE / "a1-docker.jsonl").read_bytes() * 200)
+    assert can_split(str(docker), 2)
+
+
+# -- public examples, one per shape --------------------------------------------------------------
+
+# a real vLLM 0.32 line: a1_plain_c10.log's first stats line
+ENGINE_LINE = next(ln for ln in A1.read_text(encoding="utf-8").split("\n") if "Avg prompt throughput" in ln)
+
+
+def _one(tmp_path: Path, text: str) -> logscope.Run:
+    p = tmp_path / "one.jsonl"
+    p.write_text(text + "\n", encoding="utf-8")
+    return logscope.load(p)
+
+
+def test_docker_docs_example(tmp_path: Path) -> None:
+    # https://docs.docker.com/engine/logging/drivers/json-file/
+    run = _one(tmp_path, '{"log":"Log line is here\\n","stream":"stdout","time":"2019-01-01T11:11:11.111111111Z"}')
+    (ev,) = run.events
+    assert (ev.kind, ev.text, ev.time) == ("unparsed", "Log line is here", "2019-01-01T11:11:11.111111111Z")
+
+
+def test_docker_line_of_a_vllm_run(tmp_path: Path) -> None:
+    line = json.dumps({"log": ENGINE_LINE + "\n", "stream": "stdout", "time": "2026-11-30T12:05:08.471906204Z"},
+                      separators=(",", ":"))
+    run = _one(tmp_path, line)
+    assert run.engine == "vllm"  # detected on a one-line file
+    (ev,) = run.events
+    assert ev.kind == "throughput" and ev.time == "11-30 12:05:43"
+
+
+def test_otlp_example(tmp_path: Path) -> None:
+    # opentelemetry-proto examples/logs.json (one record), then a filelog receiver's record of a vLLM line
+    example = ('{"resourceLogs":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"my.service"}}]},'
+               '"scopeLogs":[{"scope":{"name":"my.library","version":"1.0.0"},"logRecords":[{"timeUnixNano":'
+               '"1544712660300000000","observedTimeUnixNano":"1544712660300000000","severityNumber":10,'
+               '"severityText":"Information","traceId":"5B8EFFF798038103D269B633813FC60C","spanId":"EEE19B7EC3C1B174",'
+               '"body":{"stringValue":"Example log record"},"attributes":[{"key":"string.attribute","value":'
+               '{"stringValue":"some string"}}]}]}]}]}')
+    run = _one(tmp_path, example)
+    (ev,) = run.events
+    assert ev.level == "INFO" and ev.time == "12-13 14:51:00"  # the record's own UTC stamp gives its header
+    rec = {"timeUnixNano": "1764504308471906204", "body": {"stringValue": ENGINE_LINE}, "severityText": ""}
+    batch = {"resourceLogs": [{"resource": {}, "scopeLogs": [{"scope": {}, "logRecords": [rec, rec]}]}]}
+    run = _one(tmp_path, json.dumps(batch))
+    assert run.engine == "vllm" and [e.kind for e in run.events] == ["throughput", "throughput"]
+
+
+def test_loki_jsonl(tmp_path: Path) -> None:
+    # logcli query --output jsonl: keys sorted, labels first
+    line = json.dumps({"labels": {"container": "vllm"}, "line": ENGINE_LINE, "timestamp": "2026-11-30T12:05:08.471906204Z"})
+    run = _one(tmp_path, line)
+    assert run.engine == "vllm" and run.events[0].kind == "throughput"
+
+
+def test_cloud_logging_entries(tmp_path: Path) -> None:
+    # gcloud logging read --format=json: an array, 2-space indent, keys sorted; textPayload and jsonPayload
+    entries = [
+        {"insertId": "1", "logName": "projects/p/logs/stdout", "receiveTimestamp": "2026-11-30T12:05:09.1Z",
+         "resource": {"type": "k8s_container"}, "severity": "INFO", "textPayload": ENGINE_LINE,
+         "timestamp": "2026-11-30T12:05:08.471906Z"},
+        {"insertId": "2", "jsonPayload": {"asctime": "2026-11-30 12:05:09,001", "levelname": "WARNING",
+                                          "filename": "system_utils.py", "lineno": 255, "message": "Found ulimit of 20000"},
+         "severity": "WARNING", "timestamp": "2026-11-30T12:05:09.001Z"},
+    ]
+    p = tmp_path / "gcloud.json"
+    p.write_text(json.dumps(entries, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    run = logscope.load(p)
+    assert run.engine == "vllm"
+    assert [e.kind for e in run.events] == ["throughput", "warning"]
+    warn = run.events[1]
+    assert (warn.time, warn.source, warn.message) == ("11-30 12:05:09", "system_utils.py:255", "Found ulimit of 20000")
+    assert [e.line for e in run.events] == [2, 13]
+
+
+def test_cloudwatch_filter_log_events(tmp_path: Path) -> None:
+    # aws logs filter-log-events: {"events": [{logStreamName, timestamp (ms), message, ingestionTime, eventId}]}
+    doc = {"events": [{"logStreamName": "my-log-stream-1", "timestamp": 1764504308471, "message": ENGINE_LINE,
+                       "ingestionTime": 1764504308900, "eventId": "31132629274945519779805322857203735586714454643391594505"}],
+           "searchedLogStreams": []}
+    p = tmp_path / "cw.json"
+    p.write_text(json.dumps(doc, indent=4) + "\n", encoding="utf-8")
+    run = logscope.load(p)
+    assert run.engine == "vllm" and [e.kind for e in run.events] == ["throughput"]
+    one = _one(tmp_path, json.dumps(doc))  # the same document on one line
+    assert [e.kind for e in one.events] == ["throughput"]
+
+
+def test_elasticsearch_hits(tmp_path: Path) -> None:
+    # a search hit as the Elasticsearch search API documents it, and a hit holding a vLLM line
+    hit = {"_index": "my-index-000001", "_id": "0", "_score": 1.3862942,
+           "_source": {"@timestamp": "2099-11-15T14:12:12", "http": {"request": {"method": "get"}},
+                       "message": "GET /search HTTP/1.1 200 1070000", "user": {"id": "kimchy"}}}
+    run = _one(tmp_path, json.dumps(hit))
+    (ev,) = run.events
+    assert (ev.text, ev.time) == ("GET /search HTTP/1.1 200 1070000", "2099-11-15T14:12:12")
+    resp = {"took": 5, "hits": {"total": {"value": 1}, "hits": [
+        {"_index": "logs", "_id": "1", "_source": {"@timestamp": "2026-11-30T12:05:08.471Z", "message": ENGINE_LINE}}]}}
+    run = _one(tmp_path, json.dumps(resp))
+    assert [e.kind for e in run.events] == ["throughput"]
+
+
+# -- the engines' own JSON -----------------------------------------------------------------------
+
+# vLLM 0.32 --logging-config.formatter json, keys as structured.md records them from a real run
+BUILTIN = [
+    {"asctime": "2026-12-03 14:06:58,103", "levelname": "INFO", "name": "vllm.entrypoints.utils",
+     "processName": "MainProcess", "process": 31337, "message": "vLLM server version 0.32.0, serving model /models/tiny-llama",
+     "vllm_process_name": "APIServer"},
+    {"asctime": "2026-12-03 14:07:03,100", "levelname": "INFO", "name": "uvicorn.access", "processName": "MainProcess",
+     "process": 31337, "message": '127.0.0.1:52614 - "POST /v1/completions HTTP/1.1" 200'},
+]
+
+
+def test_builtin_json_without_a_line_number(tmp_path: Path) -> None:
+    text = "Triton is installed, but doesn't include CPU backend. Disabling Triton.\n"
+    p = tmp_path / "builtin.jsonl"
+    p.write_text(text + "".join(json.dumps(r) + "\n" for r in BUILTIN), encoding="utf-8")
+    run = logscope.load(p)
+    assert run.engine == "vllm"
+    kinds = [e.kind for e in run.events]
+    assert kinds[0] == "unparsed" and "version" in kinds
+    ver = run.of_kind("version")[0]
+    assert (ver.engine_version, ver.time, ver.process, ver.line) == ("0.32.0", "12-03 14:06:58", "APIServer pid=31337", 2)
+
+
+def test_exc_info_is_one_error_event(tmp_path: Path) -> None:
+    rec = {"asctime": "2026-12-03 15:07:33,001", "levelname": "ERROR", "filename": "core.py", "lineno": 1095,
+           "process": 20990, "vllm_process_name": "EngineCore", "message": "EngineCore encountered a fatal error.",
+           "exc_info": 'Traceback (most recent call last):\n  File "/opt/venv-vllm/lib/python3.11/site-packages/vllm/v1/'
+                       'engine/core.py", line 1086, in run_engine_core\n    engine_core.run_busy_loop()\nRuntimeError: boom'}
+    run = _one(tmp_path, json.dumps(rec))
+    (ev,) = run.events
+    assert ev.kind == "error" and ev.exception == "RuntimeError" and ev.process == "EngineCore pid=20990"
+    assert len(ev.traceback) == 4 and ev.message == "EngineCore encountered a fatal error." and ev.line == 1
+
+
+def test_process_prefix_before_json(tmp_path: Path) -> None:
+    # vLLM issue #57955: a worker's stdout decoration in front of each JSON object
+    rec = dict(BUILTIN[0])
+    del rec["vllm_process_name"]
+    run = _one(tmp_path, "(Worker_DP0 pid=4242) " + json.dumps(rec))
+    (ev,) = run.events
+    assert ev.kind == "version" and ev.process == "Worker_DP0 pid=4242" and ev.dp_rank == 0
+
+
+def test_unknown_shape_searched_for_an_engine_line(tmp_path: Path) -> None:
+    run = _one(tmp_path, json.dumps({"k8s": {"pod": "vllm-0"}, "payload": {"text": ENGINE_LINE}}))
+    assert [e.kind for e in run.events] == ["throughput"]
+    run = _one(tmp_path, json.dumps({"foo": 1, "bar": "baz"}))
+    assert [e.kind for e in run.events] == ["unparsed"]
+    assert any("unknown shape (keys: bar, foo" in n for n in run.stats.notes)
+
+
+def test_docker_line_split_in_parts_comes_whole(tmp_path: Path) -> None:
+    head, tail = ENGINE_LINE[:60], ENGINE_LINE[60:]
+    lines = [{"log": head, "stream": "stdout", "time": "2026-11-30T12:05:08.1Z"},
+             {"log": tail + "\n", "stream": "stdout", "time": "2026-11-30T12:05:08.1Z"}]
+    p = tmp_path / "split.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    run = logscope.load(p)
+    assert [e.kind for e in run.events] == ["unparsed", "throughput"]  # (an empty line where the first part was)
+    assert run.events[1].line == 2 and run.stats.lines == 2
+
+
+# -- bad JSON: noted, the rest read ---------------------------------------------------------------
+
+GOOD = json.dumps({"log": ENGINE_LINE + "\n", "stream": "stdout", "time": "2026-11-30T12:05:08.4Z"})
+
+
+@pytest.mark.parametrize(("bad", "note"), [
+    (b'{"log":"INFO 11-30 12:05:08 [loggers.py:259] Engine 000: Avg prompt', "truncated JSON object"),
+    (b'["a", "b"]', "not an object"),
+    (b'{"log":"bad \xff\xfe bytes\\n","stream":"stdout","time":"2026-11-30T12:05:08.1Z"}', "invalid UTF-8"),
+    (b'[{"log":"x\\n","stream":"stdout","time":"2026-11-30T12:05:08.1Z"}, {"log":', "array that breaks off"),
+    (b'{"log": "' + b"x" * (50 << 20) + b'"}', "truncated JSON object"),  # cut at framing's 1 MiB line limit
+], ids=["truncated", "not-an-object", "invalid-utf8", "array-never-closes", "50MB-string"])
+def test_bad_json_is_noted_and_the_rest_read(tmp_path: Path, bad: bytes, note: str) -> None:
+    p = tmp_path / "bad.jsonl"
+    p.write_bytes(bad + b"\n" + GOOD.encode() + b"\n")
+    run = logscope.load(p)
+    assert run.of_kind("throughput"), "the good line after the bad one is read"
+    assert any(note in n for n in run.stats.notes), run.stats.notes
+
+
+def test_document_that_never_closes(tmp_path: Path) -> None:
+    text = (HERE / "a1-gcloud-200.json").read_text(encoding="utf-8")
+    cut = text[: text.rfind('"textPayload"', 0, len(text) // 2)]
+    p = tmp_path / "cut.json"
+    p.write_text(cut, encoding="utf-8")
+    run = logscope.load(p)
+    assert any("breaks off" in n for n in run.stats.notes)
+    assert run.events and run.stats.lines == cut.count("\n") + 1
+
+
+def test_mixed_text_and_json(tmp_path: Path) -> None:
+    lines = A1.read_text(encoding="utf-8").splitlines()[40:50]
+    mixed = [json.dumps({"log": ln + "\n", "stream": "stdout", "time": "2026-11-30T12:05:08.4Z"}) if i % 2 else ln
+             for i, ln in enumerate(lines)]
+    p = tmp_path / "mixed.log"
+    p.write_text("\n".join(mixed) + "\n", encoding="utf-8")
+    q = tmp_path / "plain.log"
+    q.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _same_as_text(logscope.load(q), logscope.load(p))
+
+
+def test_stamp_text() -> None:
+    assert structured.stamp_text("1544712660300000000") == "2018-12-13T14:51:00.300000000Z"
+    assert structured.stamp_text(1433190184356) == "2015-06-01T20:23:04.356Z"
+    assert structured.stamp_text("yesterday") is None
+    assert structured.epoch("2026-11-30T12:05:08+01:00") == structured.epoch("2026-11-30T11:05:08Z")
