@@ -144,11 +144,47 @@ def _machine() -> str:
     return f"int('12345') {best(lambda: int('12345')):.0f} ns, re.match(r'a(\\d+)b') {best(lambda: rx.match('a12345b')):.0f} ns"
 
 
+def _as_docker_json(path: str) -> str:
+    """The log's lines in docker's json-file shape (``{"log": line + "\\n", "stream", "time"}``, Go's
+    escaping of ``<>&``), beside it as ``<log>.docker.jsonl`` (made once): the same log as JSON lines."""
+    import orjson
+
+    out = path + ".docker.jsonl"
+    if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(path):
+        return out
+    with open(path, "rb") as src, open(out + ".tmp", "wb") as dst:
+        for i, raw in enumerate(src):
+            line = raw.decode("utf-8", "replace")
+            rec = {"log": line if line.endswith("\n") else line + "\n", "stream": "stdout",
+                   "time": f"2026-11-30T12:00:00.{i % 1_000_000_000:09d}Z"}
+            enc = orjson.dumps(rec)
+            dst.write(enc.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026") + b"\n")
+    os.replace(out + ".tmp", out)
+    return out
+
+
+def _without_places(jsonl: bytes) -> list[dict[str, Any]]:
+    """Events of ``logscope events`` output without file, line numbers and the time of lines that have
+    no engine header (the JSON copy's lines carry docker's stamp there)."""
+    out = []
+    for line in jsonl.splitlines():
+        d = json.loads(line)
+        for k in ("file", "line", "end_line"):
+            d.pop(k, None)
+        if d.get("t_s") is None:
+            d["time"] = None
+        out.append(d)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("log")
     ap.add_argument("--engine", default="vllm")
     ap.add_argument("--skip-analyze", action="store_true")
+    ap.add_argument("--json", action="store_true",
+                    help="also time the same log as JSON lines (each line in docker's json-file shape) and print "
+                         "the JSON-vs-text speed ratio of `logscope events` and `analyze`")
     ap.add_argument("--jobs", type=int, default=0,
                     help="also time `logscope events --jobs N` and `analyze --jobs N` (and check their output)")
     a = ap.parse_args(argv)
@@ -189,6 +225,21 @@ def main(argv: list[str] | None = None) -> int:
                                           "--jobs", str(a.jobs)], stdout=None)
             rows.append((f"logscope analyze --jobs {a.jobs}", t_aj, rss_aj))
             print(f"analyze --jobs {a.jobs} report byte-identical to one process: {rep_j == rep}")
+    if a.json:
+        json_path = _as_docker_json(path)
+        t_jev, rss_jev, out_jev = _child([*exe, "events", json_path, "--engine", a.engine, "--format", "jsonl"],
+                                         stdout=None)
+        rows.append(("logscope events (JSON lines)", t_jev, rss_jev))
+        same = _without_places(out_jev) == _without_places(out_ev)
+        print(f"JSON lines: {json_path} ({os.path.getsize(json_path) / 1e6:.1f} MB); events equal the text log's "
+              f"(but place and time of header-less lines): {same}")
+        ratio_ev = t_ev / t_jev
+        print(f"JSON-vs-text speed ratio, logscope events: {ratio_ev:.2f} (text {t_ev:.2f} s, JSON {t_jev:.2f} s)")
+        if not a.skip_analyze:
+            t_jan, rss_jan, _rep = _child([*exe, "analyze", json_path, "--engine", a.engine, "--format", "json"],
+                                          stdout=None)
+            rows.append(("logscope analyze (JSON lines)", t_jan, rss_jan))
+            print(f"JSON-vs-text speed ratio, logscope analyze: {t_an / t_jan:.2f} (text {t_an:.2f} s, JSON {t_jan:.2f} s)")
     print(f"lines: {lines:,}  events: {n_events:,}  grep matches: {out.decode().strip()}")
     print(f"{'what':32} {'s':>8} {'MB/s':>8} {'lines/s':>12} {'RSS MB':>8}")
     for name, t, rss in rows:

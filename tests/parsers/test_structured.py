@@ -24,9 +24,10 @@ HERE = FIXTURES / "structured"
 A1 = FIXTURES / "vllm" / "corpus" / "gen-a1_plain_c10.log"
 
 
-def _values(run: logscope.Run, *, drop_outer_time: list[bool] | None = None) -> list[dict[str, Any]]:
-    """Each event's fields but where it sits in its file (file, line numbers, raw text)."""
-    return [e.model_dump(exclude={"file", "line", "end_line", "raw"}) for e in run.events]
+def _values(run: logscope.Run) -> list[dict[str, Any]]:
+    """Each event's fields but where it sits in its file (file, line numbers, raw text) and what a
+    collector added (its stamp)."""
+    return [e.model_dump(exclude={"file", "line", "end_line", "raw", "outer_time", "time_source"}) for e in run.events]
 
 
 def _same_as_text(text: logscope.Run, js: logscope.Run) -> None:
@@ -96,10 +97,16 @@ def test_newest_first_is_read_in_time_order_and_noted() -> None:
     assert any("newest first" in n for n in loki.stats.notes)
 
 
-def test_collector_stamp_is_kept_on_lines_without_a_header() -> None:
+def test_collector_stamp_is_kept_as_the_events_time_source() -> None:
     run = logscope.load(HERE / "a1-docker.jsonl")
-    triton = run.events[0]
+    triton = run.events[0]  # no engine header: the collector's stamp is its time
     assert triton.kind == "unparsed" and triton.time == "2026-11-30T12:04:45.000000123Z"
+    assert triton.time_source == "collector" and triton.outer_time is None
+    stats = run.of_kind("throughput")[0]  # the engine's time as printed, the stamp beside it
+    assert (stats.time, stats.outer_time) == ("11-30 12:05:43", "2026-11-30T12:05:43.000000123Z")
+    assert stats.time_source == "engine; year and zone in outer_time"
+    plain = logscope.load(A1).of_kind("throughput")[0]
+    assert plain.outer_time is None and plain.time_source is None
 
 
 def test_documents_and_newest_first_files_are_not_cut_into_ranges(tmp_path: Path) -> None:

@@ -35,6 +35,12 @@ class Event(BaseModel):
     repeated: int = Field(1, description="times this line stands for (Ray's `[repeated Nx across cluster]` adds N)")
     raw: str = Field("", description="the record's text as read (ANSI colour removed), its physical lines joined by newlines")
     prefix: str | None = Field(None, description="text before the engine's own header that is no known envelope (a job runner's tags, a stack of process prefixes), as printed")
+    outer_time: str | None = Field(
+        None, description="the collector's stamp (docker, Loki, OTLP, Cloud Logging, CloudWatch, Elasticsearch, "
+        "`docker logs -t`, journald) when the line has an engine time too: it holds the year and zone vLLM's lacks")
+    time_source: str | None = Field(
+        None, description='where `time` comes from when a collector stamped the line: "collector" (the line has no '
+        'engine time), "engine; year and zone in outer_time"; null: the engine\'s own header, as printed')
 
     # An event-dense log holds a million events: each one is made small right after it is built, by
     # any path (validation, ``model_construct``, unpickling a worker's events). See ``compact``.

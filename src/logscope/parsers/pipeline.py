@@ -688,6 +688,12 @@ class Parser:
         }
         if rec.prefix is not None:
             out["prefix"] = rec.prefix
+        if rec.outer_time is not None:  # a collector stamped the line (parsers.structured, envelopes)
+            if time is rec.outer_time:
+                out["time_source"] = "collector"
+            elif time is not None:
+                out["outer_time"] = rec.outer_time
+                out["time_source"] = "engine; year and zone in outer_time"
         return out
 
     def events_of(self, rec: Record) -> list[Event]:
