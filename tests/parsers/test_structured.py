@@ -326,3 +326,22 @@ def test_stamp_text() -> None:
     assert structured.stamp_text(1433190184356) == "2015-06-01T20:23:04.356Z"
     assert structured.stamp_text("yesterday") is None
     assert structured.epoch("2026-11-30T12:05:08+01:00") == structured.epoch("2026-11-30T11:05:08Z")
+
+
+def test_builtin_json_formatter_real_log() -> None:
+    """vLLM 0.32 ``--logging-config.formatter json``, a real server log: 152 JSON records (no file or
+    line keys) mixed with 45 plain stderr lines; both give their events."""
+    run = logscope.load(HERE / "vllm-jsonfmt-builtin.jsonl")
+    assert run.engine == "vllm"
+    assert any("152 JSON records" in n for n in run.stats.notes)
+    stats = run.of_kind("throughput")
+    assert len(stats) == 5
+    assert (stats[0].line, stats[0].time, stats[0].process, stats[0].gen_tok_s) == (104, "12-03 15:11:22", "APIServer pid=24903", 165.4)
+    warnings = {w.line: w for w in run.of_kind("warning")}
+    # from a JSON record: the logger's name stands where the text log has file:line
+    assert (warnings[4].source, warnings[4].process) == ("vllm.utils.system_utils", "APIServer pid=24903")
+    # from plain text lines in the same stream: a Python FutureWarning, torch's [W1203 ...] line
+    assert warnings[16].source.endswith("vllm/triton_utils/dispatcher.py:138")
+    assert warnings[20].message.startswith("NUMA binding")
+    access = [e for e in run.events if e.kind == "unparsed" and '"POST /v1/completions HTTP/1.1" 200' in e.text]
+    assert len(access) == 40 and access[0].process == "APIServer pid=24903"
