@@ -164,12 +164,12 @@ def _as_docker_json(path: str) -> str:
 
 
 def _without_places(jsonl: bytes) -> list[dict[str, Any]]:
-    """Events of ``logscope events`` output without file, line numbers and the time of lines that have
-    no engine header (the JSON copy's lines carry docker's stamp there)."""
+    """Events of ``logscope events`` output without file, line numbers and what docker's stamp adds (the
+    time of lines that have no engine header, ``outer_time``, ``time_source``)."""
     out = []
     for line in jsonl.splitlines():
         d = json.loads(line)
-        for k in ("file", "line", "end_line"):
+        for k in ("file", "line", "end_line", "outer_time", "time_source"):
             d.pop(k, None)
         if d.get("t_s") is None:
             d["time"] = None
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("logscope events (JSON lines)", t_jev, rss_jev))
         same = _without_places(out_jev) == _without_places(out_ev)
         print(f"JSON lines: {json_path} ({os.path.getsize(json_path) / 1e6:.1f} MB); events equal the text log's "
-              f"(but place and time of header-less lines): {same}")
+              f"(but place and docker's stamp): {same}")
         ratio_ev = t_ev / t_jev
         print(f"JSON-vs-text speed ratio, logscope events: {ratio_ev:.2f} (text {t_ev:.2f} s, JSON {t_jev:.2f} s)")
         if not a.skip_analyze:
