@@ -48,6 +48,16 @@ runpy.run_module("logscope", run_name="__main__")
 """
 
 
+LAST_CPU = [0.0]  # CPU seconds (user + system) of the last child and its workers: steadier than wall time on a busy machine
+
+
+def _children_cpu() -> float:
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def _child(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, float | None, bytes]:
     """(seconds, peak RSS in MB, stdout) of one child process. A ``logscope`` command (``[python, "-m",
     "logscope", ...]``) reports its own peak (``_REPORT_RSS``); other commands none."""
@@ -59,9 +69,11 @@ def _child(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[flo
         env = {**os.environ, "LOGSCOPE_BENCH_RSS": rss_file}
         cmd = [cmd[0], "-c", _REPORT_RSS, *cmd[3:]]
     t0 = time.perf_counter()
+    c0 = _children_cpu()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE, env=env)
     out, err = p.communicate()
     dt = time.perf_counter() - t0
+    LAST_CPU[0] = _children_cpu() - c0
     if p.returncode not in (0, 1):
         sys.exit(f"{' '.join(cmd[:4])} failed: {err.decode(errors='replace')[-500:]}")
     rss = None
@@ -227,19 +239,29 @@ def main(argv: list[str] | None = None) -> int:
             print(f"analyze --jobs {a.jobs} report byte-identical to one process: {rep_j == rep}")
     if a.json:
         json_path = _as_docker_json(path)
+        cpu: dict[str, float] = {}
+        _t, _r, out_ev = _child([*exe, "events", path, "--engine", a.engine, "--format", "jsonl"], stdout=None)
+        cpu["events"] = LAST_CPU[0]
         t_jev, rss_jev, out_jev = _child([*exe, "events", json_path, "--engine", a.engine, "--format", "jsonl"],
                                          stdout=None)
+        cpu["events_json"] = LAST_CPU[0]
         rows.append(("logscope events (JSON lines)", t_jev, rss_jev))
         same = _without_places(out_jev) == _without_places(out_ev)
         print(f"JSON lines: {json_path} ({os.path.getsize(json_path) / 1e6:.1f} MB); events equal the text log's "
               f"(but place and docker's stamp): {same}")
         ratio_ev = t_ev / t_jev
-        print(f"JSON-vs-text speed ratio, logscope events: {ratio_ev:.2f} (text {t_ev:.2f} s, JSON {t_jev:.2f} s)")
+        print(f"JSON-vs-text speed ratio, logscope events: wall {ratio_ev:.2f} (text {t_ev:.2f} s, JSON {t_jev:.2f} s); "
+              f"CPU {cpu['events'] / cpu['events_json']:.2f} (text {cpu['events']:.2f} s, JSON {cpu['events_json']:.2f} s)")
         if not a.skip_analyze:
+            _child([*exe, "analyze", path, "--engine", a.engine, "--format", "json"], stdout=None)
+            cpu["analyze"] = LAST_CPU[0]
             t_jan, rss_jan, _rep = _child([*exe, "analyze", json_path, "--engine", a.engine, "--format", "json"],
                                           stdout=None)
+            cpu["analyze_json"] = LAST_CPU[0]
             rows.append(("logscope analyze (JSON lines)", t_jan, rss_jan))
-            print(f"JSON-vs-text speed ratio, logscope analyze: {t_an / t_jan:.2f} (text {t_an:.2f} s, JSON {t_jan:.2f} s)")
+            print(f"JSON-vs-text speed ratio, logscope analyze: wall {t_an / t_jan:.2f} (text {t_an:.2f} s, JSON "
+                  f"{t_jan:.2f} s); CPU {cpu['analyze'] / cpu['analyze_json']:.2f} (text {cpu['analyze']:.2f} s, "
+                  f"JSON {cpu['analyze_json']:.2f} s)")
     print(f"lines: {lines:,}  events: {n_events:,}  grep matches: {out.decode().strip()}")
     print(f"{'what':32} {'s':>8} {'MB/s':>8} {'lines/s':>12} {'RSS MB':>8}")
     for name, t, rss in rows:

@@ -43,6 +43,7 @@ class Line:
     number: int
     text: str
     cont: bool = False  # ended with "\r\n": the next line may continue the same log record
+    stamp: str | None = None  # a collector's stamp from a JSON record (``structured``): the line's outer time
 
 
 @dataclass
@@ -273,7 +274,7 @@ def _whole_json(
         data = first + b"".join(itertools.islice(blocks, structured.MAX_DOCUMENT // BLOCK))
         text, suspect = _decode(data)
         recs, tail = structured.document_records(text, front)
-        lines = [Line(path, n, t.text, t.cont) for n, t in recs]
+        lines = [Line(path, n, t.text, t.cont, t.stamp) for n, t in recs]
         total = text.count("\n") + (0 if text.endswith("\n") else 1)
         stats.text_lines += len(lines)
         if tail is not None:
@@ -284,8 +285,7 @@ def _whole_json(
     if structured.looks_json(first[:200].decode("utf-8", "replace").lstrip()) < 0:
         return None, 0, rest
     text, suspect = _decode(first)
-    stamps = [st for ln in _lines_of(text, path, 0, ReadStats(), suspect)
-              if (st := structured.leading_stamp(ln.text)) is not None]
+    stamps = [ln.stamp for ln in _lines_of(text, path, 0, ReadStats(), suspect) if ln.stamp is not None]
     if not structured.newest_first(stamps[:1000]):
         return None, 0, rest
     lines = []
@@ -305,7 +305,7 @@ def _whole_json(
 
 def _in_time_order(lines: list[Line], front: structured.Front) -> None:
     """Reverse ``lines`` when their collector stamps go back in time (newest first), with a note."""
-    stamps = [st for ln in lines if (st := structured.leading_stamp(ln.text)) is not None]
+    stamps = [ln.stamp for ln in lines if ln.stamp is not None]
     if structured.newest_first(stamps):
         # by record: the lines of one record (a batch, a redrawn bar) share its number and keep their order
         groups = [list(g) for _n, g in itertools.groupby(lines, key=lambda ln: ln.number)]
@@ -332,8 +332,8 @@ def _lines_of(text: str, path: str, number: int, stats: ReadStats, suspect: bool
     return lines
 
 
-def _json_line(ln: Line, text: str, cont: bool) -> Line:
-    return Line(ln.file, ln.number, text, cont)
+def _json_line(ln: Line, text: str, cont: bool, stamp: str | None) -> Line:
+    return Line(ln.file, ln.number, text, cont, stamp)
 
 
 def _text_lines(text: str, path: str, number: int, stats: ReadStats, suspect: bool) -> Iterator[Line]:

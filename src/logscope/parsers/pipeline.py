@@ -507,7 +507,8 @@ class Parser:
                         if open_rec is not None:
                             yield open_rec
                             open_rec = None
-                        block = Record(ln.file, number, number, msg, None, process, env.outer_time, env.repeated, raw,
+                        block = Record(ln.file, number, number, msg, None, process, env.outer_time or ln.stamp,
+                                       env.repeated, raw,
                                        block=rule)
                         continue
                 if open_rec is not None:
@@ -529,7 +530,7 @@ class Parser:
                     if pending:
                         yield from _ready(pending, parked, None)
                 open_rec = Record(
-                    ln.file, number, number, msg, hdr, process, env.outer_time, env.repeated, raw, cont,
+                    ln.file, number, number, msg, hdr, process, env.outer_time or ln.stamp, env.repeated, raw, cont,
                     # "in" first: a fast scan that rules out nearly every line without copying it
                     "frames" if _TB_START in msg and msg.rstrip().endswith(_TB_START) else None,
                 )

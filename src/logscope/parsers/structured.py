@@ -72,6 +72,8 @@ BATCHES: tuple[tuple[str, ...], ...] = (
     ("entries",),  # Cloud Logging API entries.list
 )
 
+_NESTED = frozenset(p[0] for p in BATCHES) | frozenset(WRAPPERS)
+
 # which tool wrote a record, by a key only that tool writes (for the coverage notes)
 SHAPES: tuple[tuple[str, str], ...] = (
     ("resourceLogs", "OTLP JSON"),
@@ -185,6 +187,9 @@ def stamp_text(v: Any) -> str | None:
     """A collector's stamp as RFC 3339 text: strings as written, epoch numbers (ms, or ns as OTLP
     writes them, also as digit strings) in UTC."""
     if isinstance(v, str):
+        # (RFC 3339 in UTC, as docker, Loki and Cloud Logging write it: told by its shape, without the regex)
+        if v[-1:] == "Z" and v[4:5] == "-" and v[10:11] == "T" and v[:4].isdigit() and v[11:19].replace(":", "").isdigit():
+            return v
         if _RFC3339.match(v):
             return v
         if not v.isdigit():
@@ -236,6 +241,9 @@ def records_of(value: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any] | No
         return
     if not isinstance(value, dict):
         return
+    if _NESTED.isdisjoint(value):  # a record as it is (nearly every line: one dict lookup per key set)
+        yield value, None
+        return
     for path in BATCHES:
         inner = _batch(value, path)
         if inner is not None:
@@ -284,8 +292,21 @@ def _flat(rec: dict[str, Any]) -> dict[str, Any]:
     return rec
 
 
+_SHAPE_NAMES: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+
+
 def shape_of(rec: dict[str, Any], outer: dict[str, Any] | None) -> str:
-    """Which tool wrote the record (for the notes), by a key only it writes."""
+    """Which tool wrote the record (for the notes), by a key only it writes (kept per layout of keys)."""
+    key = (tuple(rec), tuple(outer) if outer is not None else ())
+    name = _SHAPE_NAMES.get(key)
+    if name is None:
+        if len(_SHAPE_NAMES) > 1024:
+            _SHAPE_NAMES.clear()
+        name = _SHAPE_NAMES[key] = _shape_of(rec, outer)
+    return name
+
+
+def _shape_of(rec: dict[str, Any], outer: dict[str, Any] | None) -> str:
     if "timeUnixNano" in rec or "observedTimeUnixNano" in rec:
         return "OTLP JSON"
     for scope in (outer, rec):
@@ -304,26 +325,58 @@ class Text:
     text: str
     cont: bool = False
     partial: bool = False  # docker json-file: no "\n" at the end, the line goes on in the next record
+    stamp: str | None = None  # the collector's stamp (RFC 3339): the record's outer time
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Which of ``FIELDS``' keys one layout of keys holds, in order: looked up once per layout (a
+    log's records share a few), not once per record."""
+
+    text: tuple[str, ...]
+    stamp: tuple[str, ...]
+    exc: tuple[str, ...]
+    docker: bool  # "log" and "stream": docker json-file, whose long lines come in parts
+
+
+_PLANS: dict[tuple[str, ...], _Plan] = {}
+
+
+def _plan(rec: dict[str, Any]) -> _Plan:
+    keys = tuple(rec)
+    plan = _PLANS.get(keys)
+    if plan is None:
+        if len(_PLANS) > 1024:
+            _PLANS.clear()
+        have = set(keys)
+        plan = _PLANS[keys] = _Plan(
+            tuple(k for k in FIELDS["text"] if k in have), tuple(k for k in FIELDS["stamp"] if k in have),
+            tuple(k for k in FIELDS["exc"] if k in have), "log" in have and "stream" in have)
+    return plan
 
 
 def text_of(rec: dict[str, Any], outer: dict[str, Any] | None) -> Text | None:
     """The engine's text line for one record, with the collector's stamp in front; None when the
     record holds no string that is an engine line or a message."""
     rec = _flat(rec)
-    raw: Any = None
+    plan = _plan(rec)
     text = None
     name = ""
-    for name in FIELDS["text"]:  # the first key that holds text (ECS's "log" is an object, not the line)
-        raw = rec.get(name)
-        text = _text(raw)
+    for name in plan.text:  # the first key that holds text (ECS's "log" is an object, not the line)
+        text = _text(rec[name])
         if text is not None:
             break
-    stamp_v = _get(rec, FIELDS["stamp"])
+    stamp_v = None
+    for key in plan.stamp:
+        stamp_v = rec[key]
+        if stamp_v is not None and stamp_v != "":
+            break
     if stamp_v is None and outer is not None:
         stamp_v = _get(outer, FIELDS["stamp"])
-    stamp = stamp_text(stamp_v)
+    stamp = stamp_text(stamp_v) if stamp_v is not None else None
     cont = partial = False
     if text is None:
+        name = ""
         text = _search(rec)
         if text is None:
             return None
@@ -331,18 +384,17 @@ def text_of(rec: dict[str, Any], outer: dict[str, Any] | None) -> Text | None:
         # a collector's copy of a line: docker keeps the line's "\n" (and a split line's parts lack it)
         if text.endswith("\n"):
             text = text[:-1]
-        elif "log" in rec and "stream" in rec:
+        elif plan.docker:
             partial = True
         if text.endswith("\r"):  # vLLM ends each line but the last of a multi-line message with \r\n
             text, cont = text[:-1], True
-    exc = _text(_get(rec, FIELDS["exc"]))
-    if exc:
-        text = text.rstrip("\n") + "\n" + exc.strip("\n")
+    if plan.exc:
+        exc = _text(_get(rec, plan.exc))
+        if exc:
+            text = text.rstrip("\n") + "\n" + exc.strip("\n")
     if name not in COPIES and not ENGINE_LINE.match(text):
         text = _with_header(rec, outer, text)
-    if stamp is not None:
-        text = f"{stamp} {text}"
-    return Text(text, cont, partial)
+    return Text(text, cont, partial, stamp)
 
 
 _REDRAW = re.compile(r"\r(?!\n)")
@@ -355,6 +407,7 @@ def redraws(t: Text) -> list[Text]:
         return [t]
     pieces = _REDRAW.split(t.text)
     out = [Text(p) for p in pieces]
+    out[0].stamp = t.stamp
     out[-1].cont = t.cont
     return out
 
@@ -461,7 +514,7 @@ def convert(front: Front, body: str, number: int) -> list[Text] | None:
         shape = shape_of(rec, outer)
         front.shapes[shape] = front.shapes.get(shape, 0) + 1
         if front.partial:
-            t.text = front.partial + _strip_stamp(t.text)
+            t.text = front.partial + t.text
             front.partial = ""
         if t.partial:
             front.partial = t.text
@@ -475,12 +528,6 @@ def convert(front: Front, body: str, number: int) -> list[Text] | None:
     if not out and not front.partial:
         return None  # nothing in it we can read: the line itself stays (an unparsed line)
     return out  # (empty: a docker line's first part, held in ``front.partial``)
-
-
-def _strip_stamp(text: str) -> str:
-    """The continuation of a docker line split in parts: its own stamp goes (the first part's stays)."""
-    sp = text.find(" ")
-    return text[sp + 1:] if sp > 0 and _RFC3339.match(text[:sp]) else text
 
 
 def _recover(front: Front, doc: str, number: int) -> Any:
@@ -540,10 +587,10 @@ def decode_lines(lines: Iterable[Any], front: Front, make: Any) -> Iterator[Any]
             yield ln
             continue
         if not got:  # the first part of a docker line split in records: it comes whole with its last part
-            yield make(ln, "", False)
+            yield make(ln, "", False, None)
             continue
         for t in got:
-            yield make(ln, t.text, t.cont)
+            yield make(ln, t.text, t.cont, t.stamp)
 
 
 # -- whole files: pretty-printed documents, newest-first exports --------------------------------
@@ -639,16 +686,9 @@ def needs_whole(head: bytes) -> bool:
     for raw in s.split(b"\n")[:200]:
         got = convert(front, raw.decode("utf-8", "replace"), 0)
         for t in got or ():
-            st = leading_stamp(t.text)
-            if st is not None:
-                stamps.append(st)
+            if t.stamp is not None:
+                stamps.append(t.stamp)
     return newest_first(stamps)
-
-
-def leading_stamp(text: str) -> str | None:
-    """The collector's stamp a converted line starts with, if any."""
-    sp = text.find(" ")
-    return text[:sp] if sp > 0 and _RFC3339.match(text[:sp]) else None
 
 
 __all__ = ["FIELDS", "Front", "convert", "decode_lines", "document_records", "document_start", "epoch",
