@@ -7,10 +7,11 @@ Google Cloud Logging, the OpenTelemetry collector's OTLP JSON file exporter, Clo
 hits). Each record is decoded (orjson) and turned into the text line the engine's text formatter would
 have printed for it: where the JSON carries that line (``log``, ``line``, ``textPayload``, ``body``,
 ``message``...) the line itself, else a line built from the header keys (level, time, file and line,
-process). A collector's stamp goes in front as an RFC 3339 stamp, as ``docker logs -t`` prints it, so
-the envelope layer keeps it as the record's outer time (it holds the year and zone vLLM's
-``MM-DD HH:MM:SS`` lacks). Everything after framing then reads the same records as from a text log:
-engine detection, headers, record joining, grammars, the sparse reader's anchors.
+process). A collector's stamp travels with the line (``Line.stamp``, RFC 3339) and becomes the record's
+outer time, as a ``docker logs -t`` stamp does (it holds the year and zone vLLM's ``MM-DD HH:MM:SS``
+lacks). Everything after framing then reads the same records as from a text log: engine detection,
+headers, record joining, grammars, the sparse reader's anchors. (The event's ``raw`` is that text line;
+its ``file`` and ``line`` point at the JSON record.)
 
 Key names are data (``FIELDS``, ``BATCHES``, ``WRAPPERS``), not code per shape: a vendor's formatter
 with other names is one more name in a tuple. A JSON record whose keys hold no message is searched for a
@@ -42,7 +43,7 @@ import orjson
 FIELDS: dict[str, tuple[str, ...]] = {
     # the engine's text: a whole line (docker, Loki, Cloud Logging, OTLP filelog, CloudWatch, ES) or
     # only the message (python-json-logger, vLLM's JSON formatter, OTel SDK)
-    "text": ("log", "line", "textPayload", "body", "message", "msg", "MESSAGE", "event"),
+    "text": ("log", "line", "textPayload", "body", "message", "msg", "MESSAGE", "event"),  # (structlog: "event")
     "level": ("levelname", "level", "severityText", "severity", "log.level", "levelName", "lvl"),
     "asctime": ("asctime",),  # the engine's own time (python ``asctime``, any ``datefmt`` with a date)
     # a collector's or a record's stamp: RFC 3339 text, or epoch ms / ns numbers
