@@ -471,7 +471,7 @@ def looks_json(body: str) -> int:
     """Where a JSON value starts in a physical line (0, or after a process tag), or -1."""
     c = body[:1]
     if c == "{":
-        return 0
+        return 0 if body[1:2] in ('"', " ", "}", "\t", "") else -1
     if c == "[":
         return 0 if body[1:2] in ("{", "", "]", " ", "\t", "[", "\"") else -1
     if c in " \t":
@@ -533,7 +533,10 @@ def convert(front: Front, body: str, number: int) -> list[Text] | None:
 
 def _recover(front: Front, doc: str, number: int) -> Any:
     """A line that is not valid JSON: the records of an array before the point where it breaks off
-    (a cut export), or None (noted: truncated, or not JSON at all)."""
+    (a cut export), or None (noted: truncated, or not JSON at all; not noted: binary junk, which
+    framing counts as such)."""
+    if doc.count("\ufffd") * 8 >= len(doc):
+        return None
     if doc[:1] == "[":
         items, err = items_of(doc, 1)
         if items:
