@@ -345,3 +345,10 @@ def test_builtin_json_formatter_real_log() -> None:
     assert warnings[20].message.startswith("NUMA binding")
     access = [e for e in run.events if e.kind == "unparsed" and '"POST /v1/completions HTTP/1.1" 200' in e.text]
     assert len(access) == 40 and access[0].process == "APIServer pid=24903"
+
+
+def test_wall_clock_year_comes_from_the_collectors_stamp() -> None:
+    """vLLM prints no year; a docker export's stamps carry it (the frames' ts_source says so)."""
+    frame = logscope.load(HERE / "a1-docker.jsonl").frame("throughput")
+    ts, source = frame.select(["ts", "ts_source"]).row(0)
+    assert (ts.year, ts.month, ts.day, source) == (2026, 11, 30, "file_date")
