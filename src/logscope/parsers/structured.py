@@ -491,6 +491,8 @@ def convert(front: Front, body: str, number: int) -> list[Text] | None:
     if start < 0:
         return None
     doc = body[start:] if start else body
+    if _CONTROL.search(doc):  # JSON holds no raw control character: binary data, left to framing's count
+        return None
     try:
         value = orjson.loads(doc)
     except orjson.JSONDecodeError:
@@ -531,11 +533,15 @@ def convert(front: Front, body: str, number: int) -> list[Text] | None:
     return out  # (empty: a docker line's first part, held in ``front.partial``)
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_JUNK = re.compile("[\ufffd\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
 def _recover(front: Front, doc: str, number: int) -> Any:
     """A line that is not valid JSON: the records of an array before the point where it breaks off
     (a cut export), or None (noted: truncated, or not JSON at all; not noted: binary junk, which
     framing counts as such)."""
-    if doc.count("\ufffd") * 8 >= len(doc):
+    if _JUNK.search(doc) or '":' not in doc:  # binary data, or no key ever began: not a cut record
         return None
     if doc[:1] == "[":
         items, err = items_of(doc, 1)
