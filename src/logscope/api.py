@@ -117,19 +117,28 @@ class Run:
         return Run(files=root.files, engine=root.engine, events=split.events_of(root.events, choice.index),
                    stats=root.stats, whole=root, chosen=choice)
 
-    def analyze(self) -> Any:
+    def analyze(self, metrics: Sequence[str] = (), slo: str | None = None) -> Any:
         """The full report: every analysis, and the digest's findings (worst first). On an input of
         several lifetimes: the sections of the chosen one (``lifetime(N)``, else the last that served
-        traffic), the findings of every lifetime (each saying which), and the ``lifetimes`` table."""
+        traffic), the findings of every lifetime (each saying which), and the ``lifetimes`` table.
+        ``metrics``: saved Prometheus scrapes of this run (files or folders; ``logscope.parsers.prometheus``);
+        ``slo``: gates such as ``"ttft_p95<=2s,error_rate<=1%"`` (``logscope.analyses.slo``; a bad gate
+        raises ``SloSyntaxError``)."""
         from logscope.analyses.report import build_report
         from logscope.digest import run_rules
 
         split = self._split()
         if len(split.items) > 1 and self.chosen is None:
-            return self.lifetime().analyze()
+            return self.lifetime().analyze(metrics=metrics, slo=slo)
         choice = self.chosen or split.default()
         with fewer_collections():  # the analyses make frames and lists over every event (logscope.collector)
             report = build_report(self)
+            if metrics:
+                add_metrics(report, self.events, metrics)
+            if slo is not None:
+                from logscope.analyses.slo import evaluate
+
+                report.slo = evaluate(slo, self.events, report.metrics)
             report.findings = run_rules(self, report)
             if len(split.items) > 1:
                 report.findings = _every_lifetime(self, choice.index, report.findings)
@@ -162,6 +171,19 @@ def build_report_coverage(run: Run, lines: int) -> Any:
     from logscope.analyses.report import _coverage
 
     return _coverage(RunData.of(run), lines)
+
+
+def add_metrics(report: Any, events: Sequence[Event], paths: Sequence[str]) -> None:
+    """Set ``report.metrics`` from the scrapes in ``paths`` (or say in ``not_applicable`` why not)."""
+    from logscope.analyses.base import NotApplicable
+    from logscope.analyses.metrics import metrics_section
+    from logscope.parsers.prometheus import read_metrics
+
+    res = metrics_section(read_metrics(list(paths)), events)
+    if isinstance(res, NotApplicable):
+        report.not_applicable["metrics"] = res.reason
+    else:
+        report.metrics = res
 
 
 def _with_lookahead(lines: Iterator[Line], n: int) -> tuple[list[Line], Iterator[Line]]:

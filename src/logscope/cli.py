@@ -183,6 +183,13 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
 @click.option("--bench", "bench_files", multiple=True, type=click.Path(dir_okay=False),
               help="a benchmark client's output (text or --save-result JSON) of this run: its figures are "
                    "checked against the engine log (repeatable)")
+@click.option("--metrics", "metrics_files", multiple=True, type=click.Path(exists=True),
+              help="the server's saved Prometheus /metrics scrapes of this run: one scrape, a file of scrapes each after "
+                   "a `# scrape_time <unix s>` line, or a folder of scrape files (repeatable)")
+@click.option("--slo", "slo", metavar="GATES",
+              help="latency and error gates, e.g. 'ttft_p95<=2s,tpot_p95<=50ms,error_rate<=1%%' (ttft, tpot, itl, e2e, "
+                   "queue with _mean/_p50/_p90/_p95/_p99; error_rate): each is checked against the client (--bench), "
+                   "else the metrics (--metrics); exit 1 when one fails or is unknown")
 @click.option("--follow", is_flag=True,
               help="watch LOG grow (rotation and truncation handled): a live view and new findings on stderr; "
                    "Ctrl-C prints the final report")
@@ -198,18 +205,30 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
 def analyze(
     logs: tuple[str, ...], engine: str, fmt: str, output: str | None, plots_dir: str | None, fail_on: str,
     bench_files: tuple[str, ...], follow: bool, interval: float, jobs: int, lifetime: int | None,
+    metrics_files: tuple[str, ...], slo: str | None,
 ) -> None:
     """Report of one run (several LOGS are one run: ranks, nodes, rotated parts)."""
     from logscope.render.formats import check_outputs, emit_report, run_figures
 
     check_outputs(output, plots_dir)
+    if slo is not None:
+        from logscope.analyses.slo import SloSyntaxError, parse_slo
+
+        try:
+            parse_slo(slo)
+        except SloSyntaxError as exc:
+            raise click.BadParameter(str(exc), param_hint="--slo") from None
     if follow:
+        if slo is not None:
+            raise click.UsageError("--follow takes no --slo: gate the finished run")
         if len(logs) != 1:
             raise click.UsageError("--follow watches one LOG")
         if bench_files:
             raise click.UsageError("--follow takes no --bench: analyze the finished run with its client's output")
         if jobs > 1:
             raise click.UsageError("--follow reads as the log grows, in one process: it takes no --jobs")
+        if metrics_files:
+            raise click.UsageError("--follow takes no --metrics: analyze the finished run with its scrapes")
         from logscope.follow import follow_log
 
         run, report = follow_log(logs[0], engine, interval)
@@ -218,13 +237,26 @@ def analyze(
             report = run.analyze()
     else:
         run = _load_run([*logs, *bench_files], engine, jobs).lifetime(lifetime)
-        report = run.analyze()
+        report = run.analyze(metrics=metrics_files, slo=slo)
     plots, written = run_figures(run, report, fmt, plots_dir)
     emit_report(report, fmt, output, plots)
     if written:
         click.echo(f"logscope: wrote {len(written) // 2} figure(s) to {plots_dir} (PNG and SVG)", err=True)
     if fail_on != "never":
         _exit_on_findings(report.findings, fail_on)
+    if report.slo is not None:
+        _exit_on_slo(report.slo)
+
+
+def _exit_on_slo(slo: Any) -> None:
+    """Each gate on stderr with its value and source; exit 1 when one fails or is unknown."""
+    for ck in slo.checks:
+        click.echo(f"logscope: SLO {ck.status.upper()}: {ck.detail}" + (f" [source: {ck.source}]" if ck.source else ""),
+                   err=True)
+    if not slo.passed:
+        click.echo(f"logscope: SLO: {slo.failed} gate(s) failed, {slo.unknown} unknown (unknown is not a pass).",
+                   err=True)
+        sys.exit(1)
 
 
 def _exit_on_findings(findings: list[Any], level: str) -> None:
@@ -286,6 +318,48 @@ def compare_command(
     emit_compare(cmp, fmt, output, plots)
     if written:
         click.echo(f"logscope: wrote {len(written) // 2} figure(s) to {plots_dir} (PNG and SVG)", err=True)
+
+
+@main.command("metrics")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--log", "logs", multiple=True, type=click.Path(exists=True),
+              help="the server log of the same run: its stats lines are cross-checked against the counters")
+@click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
+@friendly
+def metrics_command(files: tuple[str, ...], logs: tuple[str, ...], engine: str, fmt: str, output: str | None) -> None:
+    """Saved Prometheus /metrics scrapes (FILES: one scrape, a file of scrapes each after a `# scrape_time <unix s>`
+    line, or a folder of scrape files): counter rates, gauges, latency quantiles from the histograms."""
+    from logscope.analyses.base import NotApplicable
+    from logscope.analyses.metrics import metrics_section
+    from logscope.parsers.prometheus import read_metrics
+
+    events = _load_run(list(logs), engine).events if logs else []
+    res = metrics_section(read_metrics(list(files)), events)
+    if isinstance(res, NotApplicable):
+        raise LogscopeError(res.reason)
+    if fmt == "json":
+        text = res.model_dump_json(indent=2) + "\n"
+        if output:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        else:
+            click.echo(text, nl=False)
+        return
+    from rich.console import Console
+
+    from logscope.render.doc import Heading, t
+    from logscope.render.metrics_doc import metrics_blocks
+    from logscope.render.terminal import render_blocks
+
+    blocks = [Heading(1, (t("logscope metrics: " + ", ".join(f.rsplit("/", 1)[-1] for f in files)),), "top"),
+              *metrics_blocks(res, 0)]
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
+            render_blocks(blocks, Console(file=fh, width=120, color_system=None))
+    else:
+        render_blocks(blocks, Console())
 
 
 @main.command("ingest")

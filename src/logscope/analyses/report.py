@@ -20,8 +20,10 @@ from logscope.analyses.decode_load import DecodeUnderLoad, decode_under_load
 from logscope.analyses.disturbances import Disturbances, disturbances
 from logscope.analyses.kv import KvPool, kv_pool
 from logscope.analyses.lifetimes import Lifetime, LifetimeChoice
+from logscope.analyses.metrics import MetricsSection
 from logscope.analyses.prefill import Prefill, prefill
 from logscope.analyses.ranks import Ranks, ranks
+from logscope.analyses.slo import SloSection
 from logscope.analyses.spec import SpecDecode, spec_decode
 from logscope.analyses.stalls import Stalls, stalls
 from logscope.events import BenchResult
@@ -71,6 +73,11 @@ class Report(BaseModel):
     lifetimes: list[Lifetime] = Field(default_factory=list, description="the server lifetimes in the input "
                                       "(restarts, appended logs, a folder of runs); the sections describe one")
     analyzed_lifetime: LifetimeChoice | None = Field(None, description="which lifetime the sections describe, and why")
+    metrics: MetricsSection | None = Field(None, description="the server's Prometheus scrapes given with --metrics: "
+                                                             "rates, gauges, latency quantiles, the cross-check "
+                                                             "against the log; null without --metrics")
+    slo: SloSection | None = Field(None, description="the --slo gates: each one's measured value, source and "
+                                                     "verdict (pass, fail, unknown); null without --slo")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

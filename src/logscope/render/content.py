@@ -59,8 +59,10 @@ SECTION_TITLES = {
     "bench": "Client benchmark",
     "stalls": "Stalls and hangs",
     "ranks": "Ranks",
+    "metrics": "Server metrics",
+    "slo": "SLO gates",
 }
-OPTIONAL_SECTIONS = ("bench", "stalls", "ranks", "decode_under_load")
+OPTIONAL_SECTIONS = ("bench", "stalls", "ranks", "decode_under_load", "metrics", "slo")
 # optional sections shown only when they hold something (a run without stalls says so in its JSON)
 SHOWN_WHEN = {"stalls": lambda res: bool(getattr(res, "spans", None))}
 SECTION_FIGURES = {
@@ -343,6 +345,14 @@ def summary_rows(rep: Report, findings: list[dict[str, Any]] | None = None) -> l
     if rk is not None:
         add("Ranks", (t(f"{len(rk.ranks)} ranks; " + ("; ".join(f"{im.kind} imbalance on {im.rank}" for im in rk.imbalances)
                                                    or "no imbalance found")),))
+    if rep.metrics is not None:
+        from logscope.render.metrics_doc import metrics_summary  # it imports this module
+
+        add("Server metrics", (t(metrics_summary(rep.metrics)),))
+    if rep.slo is not None:
+        sl = rep.slo
+        add("SLO gates", (t(("all passed" if sl.passed else f"{sl.failed} failed, {sl.unknown} unknown") + ": "
+                            + "; ".join(f"{ck.gate} {ck.status}" for ck in sl.checks)),))
     fs = findings if findings is not None else sorted_findings(rep.findings)
     add("Findings", (t(f"{len(fs)}: {severity_counts(fs)}" if fs else "none"),))
     cov = rep.coverage
@@ -646,6 +656,18 @@ def _ranks(rk: Any, level: int) -> list[Block]:
     return out + _method(rk)
 
 
+def _metrics(m: Any, level: int) -> list[Block]:
+    from logscope.render.metrics_doc import metrics_blocks  # it imports this module
+
+    return metrics_blocks(m, level)
+
+
+def _slo(s: Any, level: int) -> list[Block]:
+    from logscope.render.metrics_doc import slo_blocks
+
+    return slo_blocks(s, level)
+
+
 SECTION_BUILDERS = {
     "stable_decode": _stable_decode,
     "decode_under_load": _decode_under_load,
@@ -657,6 +679,8 @@ SECTION_BUILDERS = {
     "bench": _bench,
     "stalls": _stalls,
     "ranks": _ranks,
+    "metrics": _metrics,
+    "slo": _slo,
 }
 
 

@@ -1,0 +1,212 @@
+"""Saved Prometheus scrapes (parsers/prometheus.py, analyses/metrics.py) on a real vLLM 0.32 capture.
+
+fixtures/metrics/ (README there): 24 scrapes of a KV-tight run whose log has no `Preemptions:` field
+while `vllm:num_preemptions_total` rises to 41. Expected numbers are read off those files by hand.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from logscope.analyses.base import NotApplicable
+from logscope.analyses.metrics import MetricsSection, metrics_section, quantile
+from logscope.api import load
+from logscope.cli import main
+from logscope.parsers.prometheus import read_metrics
+
+HERE = Path(__file__).resolve().parents[2] / "fixtures" / "metrics"
+LOG = HERE / "vllm-kvtight-metrics.log"
+SERIES = HERE / "vllm-kvtight-metrics.scrapes.txt.gz"
+FINAL = HERE / "vllm-kvtight-metrics.final.metrics.txt"
+GREP = HERE / "vllm-kvtight-metrics.grep.metrics.txt"
+
+
+@pytest.fixture(scope="module")
+def series() -> MetricsSection:
+    res = metrics_section(read_metrics([str(SERIES)]), load([str(LOG)]).events)
+    assert isinstance(res, MetricsSection)
+    return res
+
+
+def _section(paths: list[str]) -> MetricsSection:
+    res = metrics_section(read_metrics(paths))
+    assert isinstance(res, MetricsSection), res
+    return res
+
+
+def test_series_counters_gauges(series: MetricsSection) -> None:
+    assert series.scrapes == 24 and series.notes == []
+    assert "scrape_time" in series.time_source
+    pre = series.preemptions
+    assert pre is not None and pre.total == 41 and "vllm:num_preemptions_total" in pre.source
+    # num_preemptions_total in the scrapes: 0 ... 12, 26, 32, 38, 41 (fixtures/metrics/README.md)
+    steps = [round(i.increase) for i in series.counters["preemptions"].intervals if i.increase]
+    assert steps == [12, 14, 6, 6, 3]
+    gen = series.counters["generation_tokens"]
+    assert gen.total == 24000 and gen.resets == 0  # 24 requests × 1000 output tokens (--ignore-eos)
+    assert series.counters["requests_finished"].total == 24
+    assert series.gauges["waiting"].max == 19 and series.gauges["running"].last == 0
+    assert series.gauges["kv_usage_pct"].max == 100.0
+    assert any(f.startswith("vllm:request_prefill_time_seconds: histogram") for f in series.other_families)
+
+
+def test_histogram_quantiles_by_hand(series: MetricsSection) -> None:
+    ttft = series.histograms["ttft_s"].over_run
+    # final TTFT buckets: le=0.25 -> 1, 0.5 -> 1, 0.75 -> 5, 1.0 -> 24; P50 rank 12 lies in (0.75, 1.0]
+    assert ttft.count == 24
+    assert ttft.p50 == pytest.approx(0.75 + 0.25 * (12 - 5) / 19)
+    assert ttft.p95 == pytest.approx(0.75 + 0.25 * (22.8 - 5) / 19)
+    assert ttft.p99 == pytest.approx(0.75 + 0.25 * (23.76 - 5) / 19)
+    assert ttft.mean == pytest.approx(18.155035495758057 / 24)
+    for role in ("itl_s", "e2e_s", "tpot_s"):
+        q = series.histograms[role].over_run
+        assert q.count and q.p50 is not None and q.p50 <= (q.p95 or 0) <= (q.p99 or 0)
+    # all 24 queue times are ~0 (mean 0.06 ms) and fall in the lowest bucket (le=0.3): "≤ 0.3 s", never "150 ms"
+    queue = series.histograms["queue_s"].over_run
+    assert queue.first_bucket_s == 0.3 and queue.in_first_bucket == ["p50", "p90", "p95", "p99"]
+    assert series.histograms["ttft_s"].intervals  # per interval too
+
+
+def test_quantile_rules() -> None:
+    inf = float("inf")
+    assert quantile(0.5, {1.0: 0, 2.0: 10, inf: 10}) == pytest.approx(1.5)
+    assert quantile(0.99, {1.0: 5, 2.0: 5, inf: 10}) == 2.0  # in +Inf: the highest finite bound
+    assert quantile(0.5, {1.0: 0, inf: 0}) is None
+    assert quantile(0.5, {1.0: 4, 2.0: 5}) is None  # no +Inf bucket: not a histogram
+
+
+def test_cross_check_against_log(series: MetricsSection) -> None:
+    cc = series.cross_check
+    assert cc is not None and "UTC+00:00" in cc.alignment and "24 of 24" in cc.alignment
+    assert [c.log_gen_tok_s for c in cc.checks] == [544.6, 393.0, 293.1, 464.0, 373.5, 330.3, 0.0]
+    assert cc.inconsistent == 0 and all(c.consistent for c in cc.checks)
+    # the whole busy span: the log's 10 s windows add to the counter's increase within 1 %
+    assert abs(cc.span_diff_pct or 99) < 1.0
+    within = [c for c in cc.checks if c.diff_pct is not None and abs(c.diff_pct) <= 10]
+    assert len(within) == 4  # of 6 non-zero windows; the 2 others differ by the scrapes' 5 s spacing
+    assert cc.max_abs_diff_pct == pytest.approx(17.68)
+
+
+def test_grep_format_and_single_scrape() -> None:
+    grep = _section([str(GREP)])
+    assert grep.preemptions is not None and grep.preemptions.total == 41
+    assert any("untyped" in n for n in grep.notes)
+    final = _section([str(FINAL)])
+    assert final.scrapes == 1 and final.counters["preemptions"].increase is None
+    assert final.preemptions is not None and final.preemptions.total == 41
+    assert "modification time" in final.time_source
+
+
+def _scrapes(tmp_path: Path, *bodies: str) -> str:
+    p = tmp_path / "s.txt"
+    p.write_text("".join(f"# scrape_time {1796311000 + 10 * k}\n{b}" for k, b in enumerate(bodies)))
+    return str(p)
+
+
+def test_bad_input(tmp_path: Path) -> None:
+    real = FINAL.read_text()
+    # not exposition text
+    junk = tmp_path / "junk.txt"
+    junk.write_text("this is not metrics\nat all\n")
+    res = metrics_section(read_metrics([str(junk)]))
+    assert isinstance(res, NotApplicable) and "not read" in res.reason
+    # a scrape cut mid-line: the families before the cut are read, the cut one read without its last line
+    cut = real[: real.index("vllm:generation_tokens_total") + 40]
+    got = _section([_scrapes(tmp_path, cut)])
+    assert got.preemptions is not None and got.preemptions.total == 41
+    assert any("ends mid-line" in n for n in got.notes)
+    # a scrape cut mid-line inside a series: the next marker glued to its last bytes
+    got = _section([_scrapes(tmp_path, cut, real)])
+    assert got.scrapes == 2 and any("ends mid-line" in n for n in got.notes)
+    # NaN / Inf values dropped with a note
+    bad = real.replace('vllm:num_requests_waiting{engine="0",model_name="/models/tiny-llama"} 0.0',
+                       'vllm:num_requests_waiting{engine="0",model_name="/models/tiny-llama"} NaN')
+    got = _section([_scrapes(tmp_path, bad)])
+    assert "waiting" not in got.gauges and any("NaN/Inf" in n for n in got.notes)
+    # a counter that goes down: a restart, counted from 0 again
+    lower = real.replace('vllm:num_preemptions_total{engine="0",model_name="/models/tiny-llama"} 41.0',
+                         'vllm:num_preemptions_total{engine="0",model_name="/models/tiny-llama"} 5.0')
+    got = _section([_scrapes(tmp_path, real, lower)])
+    c = got.counters["preemptions"]
+    assert c.resets == 1 and c.total == 46 and c.intervals[0].increase == 5
+    assert any("went down from 41 to 5" in n for n in got.notes)
+    # an unknown family is kept and listed
+    got = _section([_scrapes(tmp_path, real + "# TYPE my_thing gauge\nmy_thing 3\n")])
+    assert "my_thing: gauge" in got.other_families
+
+
+def test_folder_of_timestamped_files(tmp_path: Path) -> None:
+    with gzip.open(SERIES, "rt") as fh:
+        text = fh.read()
+    parts = text.split("# scrape_time ")[1:]
+    for part in parts[-3:]:
+        stamp, body = part.split("\n", 1)
+        (tmp_path / f"metrics-{stamp}.prom").write_text(body)
+    got = _section([str(tmp_path)])
+    assert got.scrapes == 3 and "name" in got.time_source
+    assert got.counters["generation_tokens"].total == 24000
+
+
+def test_cli_analyze_and_metrics() -> None:
+    runner = CliRunner()
+    out = runner.invoke(main, ["analyze", str(LOG), "--metrics", str(GREP), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    rep = json.loads(out.output)
+    assert rep["metrics"]["preemptions"]["total"] == 41
+    assert rep["metrics"]["preemptions"]["source"].startswith("vllm:num_preemptions_total")
+    out = runner.invoke(main, ["analyze", str(LOG), "--metrics", str(SERIES), "--format", "markdown"])
+    assert out.exit_code == 0 and "## Server metrics" in out.output and "41 preemptions" in out.output
+    out = runner.invoke(main, ["metrics", str(SERIES), "--log", str(LOG), "--format", "json"])
+    assert out.exit_code == 0 and json.loads(out.output)["cross_check"]["inconsistent"] == 0
+    out = runner.invoke(main, ["metrics", str(LOG)])  # a log is no exposition text
+    assert out.exit_code == 2 and "no Prometheus scrape" in out.output
+
+
+def test_slo_gates() -> None:
+    from logscope.analyses.slo import SloSyntaxError, evaluate, parse_slo
+
+    assert parse_slo("ttft_p95<=2s, tpot_p95<50ms,error_rate<=1%")[0][1:] == ("ttft_p95", "<=", 2000.0, "ms")
+    assert parse_slo("error_rate<=0.01")[0][3] == 1.0
+    for bad in ("foo<3", "ttft_p95<=2", "error_rate<=2s", "ttft_p95=2s", ""):
+        with pytest.raises(SloSyntaxError):
+            parse_slo(bad)
+    run = load([str(LOG), str(HERE / "vllm-kvtight-metrics.client.txt")])
+    m = _section([str(SERIES)])
+    got = evaluate("ttft_p95<=2s,tpot_p95<=50ms,itl_p99<=100ms,error_rate<=1%,queue_p99<=1s,queue_p99<=100ms",
+                   run.events, m)
+    by = {(c.gate): c for c in got.checks}
+    ttft = by["ttft_p95<=2s"]  # the client prints no P95 TTFT: from the histogram (984.2 ms, see above)
+    assert ttft.status == "pass" and ttft.source and ttft.source.startswith("metrics vllm:time_to_first_token")
+    assert ttft.measured == pytest.approx(1000 * (0.75 + 0.25 * (22.8 - 5) / 19), abs=1e-3)
+    assert by["tpot_p95<=50ms"].status == "fail"
+    itl = by["itl_p99<=100ms"]  # the client printed P99 ITL 128.04 ms: the client comes first
+    assert itl.status == "fail" and itl.measured == 128.04 and (itl.source or "").startswith("client ")
+    err = by["error_rate<=1%"]
+    assert err.status == "pass" and err.measured == 0 and "0 failed of 24" in (err.source or "")
+    # queue times all in the lowest bucket (<= 0.3 s): decides "<= 1 s", not "<= 100 ms"
+    assert by["queue_p99<=1s"].status == "pass" and by["queue_p99<=1s"].bound == "at_most"
+    assert by["queue_p99<=100ms"].status == "unknown"
+    assert not got.passed and got.failed == 2 and got.unknown == 1
+    # nothing gives the value: unknown, never pass
+    alone = evaluate("ttft_p95<=2s", load([str(LOG)]).events, None)
+    assert alone.checks[0].status == "unknown" and alone.checks[0].measured is None and not alone.passed
+
+
+def test_cli_slo_exit_codes() -> None:
+    runner = CliRunner()
+    base = ["analyze", str(LOG), "--bench", str(HERE / "vllm-kvtight-metrics.client.txt"), "--metrics", str(SERIES),
+            "--format", "json"]
+    ok = runner.invoke(main, [*base, "--slo", "ttft_p95<=2s,error_rate<=1%"])
+    assert ok.exit_code == 0, ok.output
+    assert "SLO PASS: ttft_p95 984.21 ms <= 2000 ms" in ok.stderr
+    fail = runner.invoke(main, [*base, "--slo", "ttft_p95<=2s,tpot_p95<=50ms,error_rate<=1%"])
+    assert fail.exit_code == 1 and "SLO FAIL: tpot_p95 71.67 ms <= 50 ms" in fail.stderr
+    assert json.loads(fail.stdout)["slo"]["failed"] == 1
+    unknown = runner.invoke(main, ["analyze", str(LOG), "--slo", "ttft_p95<=2s"])
+    assert unknown.exit_code == 1 and "SLO UNKNOWN" in unknown.stderr
+    assert runner.invoke(main, ["analyze", str(LOG), "--slo", "ttft<=2s"]).exit_code == 2
