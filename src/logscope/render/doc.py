@@ -119,7 +119,8 @@ class Finding:
 
 Block = Heading | Para | Table | Code | FigureRef | Finding
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls (U+0080-U+009F: CSI, OSC, DCS in 8-bit form, which some terminals obey), line and bidi marks
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def clean(text: str, limit: int | None = None) -> str:
