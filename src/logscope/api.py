@@ -206,10 +206,11 @@ def iter_file_events(
     With ``keep_unparsed=False`` the file is read sparsely (see ``Sparse``); ``sparse=False`` reads
     every line all the same: the parse the sparse reader must equal (its tests compare the two)."""
     stats = stats if stats is not None else ReadStats()
-    results = result_file_events(path, stats)
+    once = _read_once(path)
+    results = None if once else result_file_events(path, stats)
     if results is not None:  # a benchmark client's --save-result JSON / JSONL file
         return None, iter(results)
-    if keep_unparsed or not sparse or path == "-":  # stdin cannot be read twice (detection, then the sparse pass)
+    if keep_unparsed or not sparse or once:  # stdin cannot be read twice (detection, then the sparse pass)
         lines = read_lines(path, stats)
         if engine == "auto":
             head, lines = _with_lookahead(lines, HEAD_LINES)
@@ -227,6 +228,12 @@ def iter_file_events(
     skipping = Sparse(cached_scanner(_scan_literals(d, keep_literals)), parser.wants_next,
                       head=_sparse_head(d, head), timed=d.starts_timed)
     return engine, parser.events(read_lines(path, stats, skipping))
+
+
+def _read_once(path: str) -> bool:
+    """Can ``path`` be read only once? Standard input, and a named pipe, a ``<(...)`` process
+    substitution or a device given by name: a second open would wait for a writer that has gone."""
+    return path == "-" or (os.path.exists(path) and not os.path.isfile(path))
 
 
 HEAD_LINES = 3000  # lines read at a file's start to detect its engine

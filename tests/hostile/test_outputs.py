@@ -21,7 +21,6 @@ from rich.console import Console
 
 import logscope
 from logscope.cli import main
-from logscope.render.markdown import render_markdown
 from logscope.render.terminal import render_terminal
 from tests.conftest import FIXTURES
 from tests.hostile.payloads import MARKDOWN, SCRIPTS, TERMINAL

@@ -36,6 +36,7 @@ import gzip
 import json
 import math
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -486,14 +487,14 @@ def result_file_events(path: str, stats: Any = None) -> list[BenchResult] | None
         return None
     try:
         head = _read_text(path, 1 << 20)
-    except (OSError, EOFError, gzip.BadGzipFile):
+    except (OSError, EOFError, zlib.error):  # (gzip.BadGzipFile is an OSError) corrupt: the reader says so
         return None
     lead = head.lstrip()
     if not lead.startswith((b"{", b"[")) or not any(b'"' + k.encode() + b'"' in head for k in _JSON_KEYS):
         return None
     try:
         data = _read_text(path)
-    except (OSError, EOFError, gzip.BadGzipFile):
+    except (OSError, EOFError, zlib.error):
         return None
     text = data.decode("utf-8", errors="replace")
     objects: list[tuple[int, Any, str]] = []
