@@ -30,6 +30,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import NotApplicable, Result, RunData, is_gap, mean, median, ols, r, theil_sen
+from logscope.analyses.nostats import missing_stats_reason
 from logscope.analyses.series import Sample, Series, decode_series
 from logscope.analyses.series import main_series as main_series_of
 
@@ -416,7 +417,7 @@ def stable_decode(data: RunData) -> StableDecode | NotApplicable:
     raw = decode_series(data)
     if not raw:
         return NotApplicable(reason="no decode-rate lines: neither vLLM stats lines (`Avg generation throughput`) "
-                                    "nor SGLang `Decode batch` lines were found")
+                                    "nor SGLang `Decode batch` lines were found" + missing_stats_reason(data))
     series = [without_stalls(data, s) for s in raw]  # a stall or a deadlock is no decode rate
     stalled = sum(len(a.samples) - len(b.samples) for a, b in zip(raw, series, strict=True))
     per = [(s, find_segment(s)) for s in series]

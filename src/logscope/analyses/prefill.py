@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import NotApplicable, Result, RunData, is_gap, mean, median, r
 from logscope.analyses.decode import StableDecode, pure_decode
+from logscope.analyses.nostats import missing_stats_reason
 from logscope.analyses.series import Sample, main_series
 
 STARVATION_PCT = 25.0
@@ -349,7 +350,8 @@ def prefill(data: RunData, stable: StableDecode | NotApplicable | None = None) -
     elif data.frame("throughput").height:
         res = _vllm_prefill(data)
     else:
-        return NotApplicable(reason="no prefill-rate lines: neither vLLM stats lines nor SGLang Prefill batch lines")
+        return NotApplicable(reason="no prefill-rate lines: neither vLLM stats lines nor SGLang Prefill batch "
+                                    "lines" + missing_stats_reason(data))
     if isinstance(res, NotApplicable):
         return res
     if stable is None:
