@@ -140,6 +140,10 @@ def _missing(data: RunData) -> list[MissingStats]:
             if not lo <= i < hi:
                 continue
             e = data.events[i]
+            if e.kind == "http_access":  # the parser's access event (its path, whatever the record's format)
+                if not _NOT_WORK.match(str(getattr(e, "path", ""))):
+                    access.append(i)
+                continue
             raw = e.raw or ""
             if "HTTP/" in raw:
                 m = ACCESS.search(raw)
