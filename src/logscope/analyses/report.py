@@ -18,6 +18,7 @@ from logscope.analyses.coldstart import ColdStart, cold_start
 from logscope.analyses.decode import StableDecode, stable_decode
 from logscope.analyses.decode_load import DecodeUnderLoad, decode_under_load
 from logscope.analyses.disturbances import Disturbances, disturbances
+from logscope.analyses.effective import ConfigValue, effective_config
 from logscope.analyses.kv import KvPool, kv_pool
 from logscope.analyses.lifetimes import Lifetime, LifetimeChoice
 from logscope.analyses.metrics import MetricsSection
@@ -78,6 +79,9 @@ class Report(BaseModel):
                                                              "against the log; null without --metrics")
     slo: SloSection | None = Field(None, description="the --slo gates: each one's measured value, source and "
                                                      "verdict (pass, fail, unknown); null without --slo")
+    effective_config: dict[str, ConfigValue] | None = Field(
+        None, description="the values the engine ran with, each with its line and origin: set (by the user), default, "
+                          "engine (changed by the engine) or unknown (see logscope.analyses.effective)")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -185,6 +189,10 @@ def build_report(run: RunLike | RunData) -> Report:
     if isinstance(rk, NotApplicable):
         not_applicable["ranks"] = rk.reason
     sections["ranks"] = None if isinstance(rk, NotApplicable) else rk
+    ec = effective_config(data)
+    if isinstance(ec, NotApplicable):
+        not_applicable["effective_config"] = ec.reason
+    sections["effective_config"] = None if isinstance(ec, NotApplicable) else ec
     return Report(
         logscope_version=_version(), engine=data.engine, engine_version=data.engine_version, files=data.files,
         lines=lines, not_applicable=not_applicable, coverage=_coverage(data, lines), findings=[],

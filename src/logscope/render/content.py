@@ -668,6 +668,21 @@ def _slo(s: Any, level: int) -> list[Block]:
     return slo_blocks(s, level)
 
 
+def _effective_config(rep: Report, level: int) -> list[Block]:
+    """The values the engine ran with: a compact table (name, value, origin, line)."""
+    ec = getattr(rep, "effective_config", None)
+    if not ec:
+        return []
+    out: list[Block] = [Heading(2, (t("Effective config"),), "effective-config")]
+    rows: list[tuple[Cell, ...]] = [((c(name),), (c(str(v.value)),), (t(v.origin),), (t(str(v.line)),))
+                                    for name, v in ec.items()]
+    out += _capped(("setting", "value", "origin", "line"), rows, level, "settings", (False, False, False, True))
+    out.append(Para(prose("Origin: set by the user (the args line), default (not set; the engine's value), engine "
+                          "(the engine changed what it was given) or unknown (printed with every other argument)."),
+                    "method"))
+    return out
+
+
 SECTION_BUILDERS = {
     "stable_decode": _stable_decode,
     "decode_under_load": _decode_under_load,
@@ -760,6 +775,7 @@ def _report_doc(rep: Report, level: int, figures: Sequence[str], max_findings: i
             out.append(Para(_na(rep, section), "na"))
             continue
         out += SECTION_BUILDERS[section](res, level)
+    out += _effective_config(rep, level)
     if skipped_figures:
         out.append(Heading(2, (t("Figures not drawn"),), "figures-not-drawn"))
         out.append(Table(("figure", "why"), [((t(k),), prose(v)) for k, v in skipped_figures.items()]))
