@@ -262,7 +262,7 @@ def test_report_keys() -> None:
     assert list(d) == ["logscope_version", "engine", "engine_version", "files", "lines", "not_applicable",
                        "coverage", "stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start",
                        "disturbances", "findings", "bench", "stalls", "ranks", "decode_under_load", "notes",
-                       "lifetimes", "analyzed_lifetime", "metrics", "slo"]
+                       "lifetimes", "analyzed_lifetime", "metrics", "slo", "effective_config"]
     # no client output given, one engine; the V1 stats line has no `Preemptions:` field, so the count is unknown
     assert isinstance(d["findings"], list)
     assert list(d["not_applicable"]) == ["disturbances.preemptions", "bench", "ranks"]
