@@ -572,7 +572,8 @@ class Parser:
     def _may_continue(self, rec: Record) -> bool:
         """Could the next line belong to ``rec``? (The sparse reader then hands it over.)"""
         return (
-            (rec.cont and self.dialect.crlf_continues)
+            # a \r\n continues only a record with a header (``_continues``); not an empty \r\n line's
+            (rec.cont and self.dialect.crlf_continues and rec.header is not None)
             or rec.tb_state is not None
             or self.dialect.may_continue(rec.message)
         )
