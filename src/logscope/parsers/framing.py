@@ -12,7 +12,6 @@ multi-line message that way, which is how continuation lines are told from new r
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 import re
@@ -25,7 +24,6 @@ from typing import Any, BinaryIO
 
 from logscope.errors import UnreadableInput
 from logscope.parsers import structured
-from logscope.parsers.scan import HyperscanScanner
 
 BLOCK = 1 << 20
 MAX_LINE = 1 << 20  # bytes kept of one physical line; the rest is dropped (and reported)
