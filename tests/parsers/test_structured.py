@@ -163,6 +163,24 @@ def test_otlp_example(tmp_path: Path) -> None:
     assert run.engine == "vllm" and [e.kind for e in run.events] == ["throughput", "throughput"]
 
 
+def test_otlp_pretty_printed_document(tmp_path: Path) -> None:
+    # opentelemetry-proto's examples/logs.json, verbatim (pretty-printed, timeUnixNano an integer): its
+    # resourceLogs items are read through scopeLogs/logRecords as a one-line OTLP request is
+    example = HERE / "otlp-proto-example-logs.json"
+    run = logscope.load(example, keep_unparsed=True)
+    (ev,) = run.events
+    assert ev.level == "INFO" and ev.time == "12-13 14:51:00" and ev.outer_time == "2018-12-13T14:51:00.300000000Z"
+    # the same document shape around real vLLM lines: their events, as from the text
+    doc = json.loads(example.read_text(encoding="utf-8"))
+    rec = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
+    rec["body"] = {"stringValue": ENGINE_LINE}
+    doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"] = [rec, dict(rec)]
+    p = tmp_path / "otlp.json"
+    p.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    run = logscope.load(p)
+    assert run.engine == "vllm" and [e.kind for e in run.events] == ["throughput", "throughput"]
+
+
 def test_loki_jsonl(tmp_path: Path) -> None:
     # logcli query --output jsonl: keys sorted, labels first
     line = json.dumps({"labels": {"container": "vllm"}, "line": ENGINE_LINE, "timestamp": "2026-11-30T12:05:08.471906204Z"})

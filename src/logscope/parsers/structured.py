@@ -626,7 +626,7 @@ def document_records(text: str, front: Front) -> tuple[list[tuple[int, Text]], i
     base = len(text) - len(head)
     pos = base + 1
     if head[:1] == "{":
-        m = re.compile(r'"(?:events|hits|entries|logRecords|resourceLogs)"\s*:\s*(?:\{\s*"hits"\s*:\s*)?\[').search(text)
+        m = re.compile(r'"(events|hits|entries|logRecords|resourceLogs)"\s*:\s*(?:\{\s*"hits"\s*:\s*)?\[').search(text)
         if m is None:
             try:
                 value = orjson.loads(text)
@@ -636,6 +636,10 @@ def document_records(text: str, front: Front) -> tuple[list[tuple[int, Text]], i
             return _numbered(front, [(base, value)], text), None
         pos = m.end()
     items, err = items_of(text, pos)
+    if head[:1] == "{" and m is not None and m.group(1) == "resourceLogs":
+        # an OTLP document (the protocol's own examples/logs.json is pretty-printed): each item is one
+        # resource's logs, read through the rest of its batch path as a one-line OTLP request would be
+        items = [(at, {"resourceLogs": [value]}) for at, value in items]
     rest = None
     if err is not None:
         line = text.count("\n", 0, items[-1][0] if items else pos) + 1
