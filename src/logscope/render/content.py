@@ -331,6 +331,7 @@ def summary_rows(rep: Report, findings: list[dict[str, Any]] | None = None) -> l
             parts.append(f"{d.retractions} retractions")
         parts.append(f"{d.errors} errors" + (f" (and {d.benign_errors} at a clean shutdown, not counted)"
                                              if getattr(d, "benign_errors", 0) else ""))
+        parts += _request_failures(d)
         add("Disturbances", (t(", ".join(parts)),))
     else:
         add("Disturbances", _na(rep, "disturbances"))
@@ -571,6 +572,20 @@ def _cold_start(cs: Any, level: int) -> list[Block]:
     return out
 
 
+def _request_failures(d: Any) -> list[str]:
+    """HTTP errors, aborted and failed requests, each only where the log can count it (access or
+    request lines present: null otherwise, and then not shown as zero)."""
+    out = []
+    if d.http_errors is not None:
+        by = ", ".join(f"{k}: {v}" for k, v in sorted(d.http_errors_by_status.items()))
+        out.append(f"{d.http_errors} HTTP errors" + (f" ({by})" if by else ""))
+    if d.aborts is not None:
+        out.append(f"{d.aborts} aborted requests")
+    if d.request_errors:
+        out.append(f"{d.request_errors} failed requests")
+    return out
+
+
 def _disturbances(d: Any, level: int) -> list[Block]:
     rows: list[tuple[str, Inline | str]] = [
         ("OOM", f"{d.oom} lines ({d.oom_retried} retried)" + (
@@ -584,6 +599,9 @@ def _disturbances(d: Any, level: int) -> list[Block]:
         ("Errors", str(d.errors) + (f" (and {d.benign_errors} at a clean shutdown, not counted)"
                                     if getattr(d, "benign_errors", 0) else "")),
     ]
+    failures = _request_failures(d)
+    if failures:
+        rows.append(("Requests", "; ".join(failures)))
     if d.oom_by_rank:
         rows.append(("OOM by rank", (c(", ".join(f"{k}: {v}" for k, v in d.oom_by_rank.items())),)))
     if d.runtime_compiles_by_rank:
