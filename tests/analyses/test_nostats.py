@@ -54,7 +54,7 @@ def test_api_server_count_and_no_cause(tmp_path: Path) -> None:
 def test_no_claim_on_real_logs_that_cannot_show_it() -> None:
     """The engine died 10 requests into the load (before a stats interval passed); the JSON-formatted
     log's stats records exist but are not understood (CV01's business): no missing-statistics claim."""
-    for name in ("vllm-enginecore-killed.log", "vllm-jsonfmt-logreq-errors.log"):
+    for name in ("vllm-enginecore-killed.log", "vllm-jsonfmt-logreq-errors.jsonl"):
         path = FIXTURES / "vllm" / "no_stats" / name
         assert missing_stats(_data(path)) == [], name
 

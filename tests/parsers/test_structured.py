@@ -55,6 +55,20 @@ def test_dictconfig_json_gives_the_text_logs_events(sparse: bool) -> None:
     assert js.of_kind("version")[0].engine_version == "0.32.0"
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_json_access_and_request_records_read_sparsely_too(sparse: bool) -> None:
+    # vLLM's JSON formatter with request logging (real capture, fixtures/vllm/no_stats/README.md): the
+    # access records hold `HTTP/1.1\" 200` (the quote escaped), so an anchor holding the quote missed
+    # them in the raw-byte scan of the sparse read. Counts: grep -c of the records.
+    path = FIXTURES / "vllm" / "no_stats" / "vllm-jsonfmt-logreq-errors.jsonl"
+    raw = path.read_text(encoding="utf-8")
+    run = logscope.load(path, keep_unparsed=not sparse)
+    assert run.counts()["http_access"] == raw.count('HTTP/1.1\\" ') == 39
+    # 30 `Received request`, 29 `Added request`, 4 `Aborted request(s)` each followed by `Request ... aborted.`
+    received, added, aborted = (raw.count(s) for s in ("Received request", "Added request", "Aborted request"))
+    assert run.counts()["request"] == received + added + 2 * aborted == 30 + 29 + 2 * 4
+
+
 def test_dictconfig_json_notes() -> None:
     stats = ReadStats()
     list(read_lines(str(HERE / "vllm-jsonlog-dictconfig.json.jsonl"), stats))
