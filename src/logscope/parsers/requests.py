@@ -9,7 +9,7 @@ ID,ID.`` (V1 from 2025-08), ``Request ID aborted.`` and ``Request ID failed (...
 with ``prompt_tokens``, ``completion_tokens``, ``e2e_latency`` in ``meta_info``.
 
 Access lines are the most frequent lines of a request-heavy log: the grammar's anchor is the literal
-every one of them holds (``HTTP/1.1``, without the quote that follows it: JSON records escape it), which the sparse reader's one-pass scan looks for.
+every one of them holds (``HTTP/1.1" ``; in a JSON record the quote is escaped, a second anchor), which the sparse reader's one-pass scan looks for.
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ def const(name: str, value: Any) -> Leaf:
 HTTP_ACCESS = Grammar(
     "common.http_access",
     "http_access",
-    ("HTTP/1.1", "HTTP/1.0"),  # no quote: anchors are found in the raw bytes, where JSON escapes a quote
+    # the quote after the version keeps a line cut before its status out (terminal-clipped pastes); the
+    # escaped forms are the same text inside a JSON record, as the sparse read's raw-byte scan meets it
+    ('HTTP/1.1" ', 'HTTP/1.0" ', 'HTTP/1.1\\" ', 'HTTP/1.0\\" '),
     Seq(
         # uvicorn's level when no dialect took it, maybe after a logger name (KServe: "uvicorn.access INFO:     ")
         Opt(Leaf(r"(?:[\w.]+ )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL): +")),
