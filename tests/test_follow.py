@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 import logscope
-from logscope.follow import Follower, Snapshot, finding_key, live_panel
+from logscope.follow import Follower, Snapshot, finding_key
+from logscope.render.follow_view import live_panel
 from tests.conftest import FIXTURES, ROOT
 
 VLLM = FIXTURES / "case/vllm-200k.log"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from logscope.api import Run, iter_events, load
 from logscope.errors import LogscopeError, UnreadableInput
 from logscope.events import AnyEvent, Event
+from logscope.version import __version__
 
 if TYPE_CHECKING:
     import os
@@ -40,5 +41,4 @@ def open_store(path: str | os.PathLike[str]) -> Store:
 
 
 __all__ = ["AnyEvent", "Event", "LogscopeError", "Run", "UnreadableInput", "compare", "iter_events", "load",
-           "open_store"]
-__version__ = "0.1.0"
+           "open_store", "__version__"]

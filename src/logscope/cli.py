@@ -229,7 +229,7 @@ def analyze(
             raise click.UsageError("--follow reads as the log grows, in one process: it takes no --jobs")
         if metrics_files:
             raise click.UsageError("--follow takes no --metrics: analyze the finished run with its scrapes")
-        from logscope.follow import follow_log
+        from logscope.render.follow_view import follow_log
 
         run, report = follow_log(logs[0], engine, interval)
         if lifetime is not None or len(run.lifetimes) > 1:

@@ -13,6 +13,8 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 
+from logscope.version import __version__
+
 FAST_INSTALL = "pip install 'logscope[fast]'"
 DASK_INSTALL = "pip install 'logscope[dask]'"
 REQUIRED = ("pyparsing", "pydantic", "polars", "matplotlib", "click", "rich", "orjson")
@@ -59,8 +61,6 @@ def pieces() -> list[Piece]:
 
 def version_line() -> str:
     """``logscope --version``: the version, Python, and the scanner in one line."""
-    from logscope import __version__
-
     sc = scanner_piece()
     scan = "hyperscan" if sc.active else f"pure-Python fallback; faster: {FAST_INSTALL}"
     return f"logscope {__version__} (Python {platform.python_version()}; scanner: {scan})"
@@ -68,8 +68,6 @@ def version_line() -> str:
 
 def report() -> str:
     """``logscope doctor``: the version line, each optional piece, the required packages' versions."""
-    from logscope import __version__
-
     lines = [f"logscope {__version__} at {os.path.dirname(os.path.abspath(__file__))}",
              f"python    {platform.python_version()} ({sys.executable}; {platform.system()} {platform.machine()}, "
              f"{os.cpu_count() or '?'} CPUs for --jobs)"]

@@ -28,6 +28,7 @@ from logscope.analyses.slo import SloSection
 from logscope.analyses.spec import SpecDecode, spec_decode
 from logscope.analyses.stalls import Stalls, stalls
 from logscope.events import BenchResult
+from logscope.version import __version__
 
 SECTIONS = ("stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances")
 
@@ -105,8 +106,6 @@ class Report(BaseModel):
 
 
 def _version() -> str:
-    from logscope import __version__
-
     return __version__
 
 

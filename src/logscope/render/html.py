@@ -17,6 +17,7 @@ from typing import Any, Literal
 from logscope.analyses.report import Report
 from logscope.render.content import report_doc, title_of
 from logscope.render.doc import Block, Code, FigureRef, Finding, Heading, Inline, Para, Table, clean
+from logscope.version import __version__
 
 ImageFormat = Literal["svg", "png"]
 
@@ -194,7 +195,6 @@ def render_html(report: Report, plots: Any = None, *, image_format: ImageFormat 
 
 
 def render_compare_html(comparison: Any, plots: Any = None, *, image_format: ImageFormat = "svg") -> str:
-    from logscope import __version__
     from logscope.render.compare_doc import compare_doc
 
     drawn = list(plots.plots) if plots is not None else []

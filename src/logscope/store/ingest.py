@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from logscope.errors import LogscopeError, UnreadableInput
 from logscope.store import layout
+from logscope.version import __version__
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -296,7 +297,6 @@ def run_row(spec: RunSpec, run: Run, report: Report, data: RunData | None = None
     """The runs-table row of one run: what it is, when, its configuration and headline analyses."""
     import json
 
-    from logscope import __version__
     from logscope.analyses.base import RunData
     from logscope.analyses.compare import _contexts  # the context-length estimates ``compare`` uses
     from logscope.analyses.settings import settings_of
