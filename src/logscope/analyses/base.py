@@ -111,12 +111,6 @@ class RunData:
     def event(self, seq: int) -> Event:
         return self.events[seq]
 
-    def first_time(self) -> float | None:
-        for e in self.events:
-            if e.t_s is not None:
-                return e.t_s
-        return None
-
     def time_at(self, seq: int) -> float | None:
         """The event's ``t_s``, or that of the last timestamped event before it (untimed lines)."""
         for i in range(seq, -1, -1):

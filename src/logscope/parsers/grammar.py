@@ -45,10 +45,6 @@ def to_float(text: str) -> float:
     return float(text.replace(",", ""))
 
 
-def to_bool(text: str) -> bool:
-    return text.strip().lower() in ("true", "1", "yes")
-
-
 def to_str(text: str) -> str:
     return text
 

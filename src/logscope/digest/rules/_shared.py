@@ -51,10 +51,6 @@ def serving(ctx: Context, seq: int) -> bool:
     return ctx.phase(seq) in ("serving", "unknown")
 
 
-def gib(x: float) -> str:
-    return f"{x:,.2f} GiB"
-
-
 def line_of(e: Event, needle: str | None = None) -> int:
     """The physical line of ``e`` that holds ``needle`` (see ``evidence_of``)."""
     return evidence_of(e, needle).line
