@@ -24,6 +24,7 @@ happens in a second, small step, the same in both forms.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -127,9 +128,12 @@ class Leaf(Node):
     conv: Converter = to_str
     flags: int = 0
     each: bool = False
+    label: str | None = field(default=None, compare=False)  # what docs/grammar.md calls it (``int``, ...)
 
     def pp(self) -> pp.ParserElement:
         el = pp.Regex(self.pattern, flags=self.flags).leave_whitespace()
+        if self.label is not None:
+            el.set_name(self.label)
         if self.name is None:
             return el.suppress()
         conv = self.conv
@@ -180,7 +184,8 @@ def keyed(table: dict[str, str], value: str, vconv: Converter, name: str, *, joi
         return names[key], vconv(val)
 
     keys = "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True))
-    return Keyed(f"(?:{keys}){re.escape(join)}(?:{value})", name, conv, each=each,
+    label = "( " + " / ".join(json.dumps(k) for k in table) + f" ) {json.dumps(join)} /{value}/"  # BNF text
+    return Keyed(f"(?:{keys}){re.escape(join)}(?:{value})", name, conv, each=each, label=label,
                  table=tuple(table.items()), join=join, value=value, vconv=vconv)
 
 
@@ -195,27 +200,27 @@ def _flag_letters(flags: int) -> str:
 
 def Int(name: str | None = None) -> Leaf:  # noqa: N802 - vocabulary reads like a type
     """An integer, thousands separators allowed."""
-    return Leaf(INT, name, to_int)
+    return Leaf(INT, name, to_int, label="int")
 
 
 def Float(name: str | None = None) -> Leaf:  # noqa: N802
     """A float (also integers, ``nan``, ``inf``, thousands separators)."""
-    return Leaf(FLOAT, name, to_float)
+    return Leaf(FLOAT, name, to_float, label="float")
 
 
 def Word(name: str | None = None) -> Leaf:  # noqa: N802
     """A run of non-space characters."""
-    return Leaf(r"\S++", name, to_str)
+    return Leaf(r"\S++", name, to_str, label="word")
 
 
 def Rest(name: str | None = None) -> Leaf:  # noqa: N802
     """Everything to the end of the record (newlines included)."""
-    return Leaf(r"[\s\S]*+", name, to_str)
+    return Leaf(r"[\s\S]*+", name, to_str, label="rest")
 
 
 def Until(stop: str, name: str | None = None, conv: Converter = to_str) -> Leaf:  # noqa: N802
     """Text up to (not including) the first occurrence of ``stop`` (pyparsing's ``SkipTo``)."""
-    return Leaf(rf"[\s\S]*?(?={re.escape(stop)})", name, conv)
+    return Leaf(rf"[\s\S]*?(?={re.escape(stop)})", name, conv, label=f"text up to {stop!r}")
 
 
 def NumList(name: str, sep: str = ", ") -> Leaf:  # noqa: N802
@@ -229,7 +234,7 @@ def NumList(name: str, sep: str = ", ") -> Leaf:  # noqa: N802
         except ValueError:
             return [to_float(x) for x in parts]
 
-    return Leaf(pattern, name, floats)
+    return Leaf(pattern, name, floats, label=f"float list by {sep!r}")
 
 
 @dataclass(frozen=True, init=False)
@@ -307,7 +312,8 @@ class Many(Node):
 
     def pp(self) -> pp.ParserElement:
         sep = pp.Literal(self.sep).leave_whitespace().suppress()
-        return (self.item.pp() + pp.ZeroOrMore(sep + self.item.pp()).leave_whitespace()).leave_whitespace()
+        item = self.item.pp().set_name("item")  # one rule of its own in docs/grammar.md
+        return (item + pp.ZeroOrMore(sep + item).leave_whitespace()).leave_whitespace()
 
     def rx(self, ctx: _Ctx) -> str:
         sub = _Ctx()
