@@ -40,5 +40,5 @@ def open_store(path: str | os.PathLike[str]) -> Store:
     return _open_store(path)
 
 
-__all__ = ["AnyEvent", "Event", "LogscopeError", "Run", "UnreadableInput", "compare", "iter_events", "load",
-           "open_store", "__version__"]
+__all__ = ["AnyEvent", "Event", "LogscopeError", "Run", "UnreadableInput", "__version__", "compare", "iter_events",
+           "load", "open_store"]
