@@ -477,11 +477,14 @@ def _read_text(path: str, limit: int | None = None) -> bytes:
 
 
 def result_file_events(path: str, stats: Any = None) -> list[BenchResult] | None:
-    """``bench_result`` events of a client's JSON / JSONL result file, or None when ``path`` is not one.
+    """``bench_result`` events of a client's result file, or None when ``path`` is not one.
 
-    Detected by content: the text starts with ``{`` or ``[`` and a result's keys (``duration``,
-    ``completed``) appear early. Python's json reader takes SGLang's ``Infinity``. ``stats`` (a
-    ``ReadStats``) is updated with the file and its lines when given.
+    Detected by content, never by the name alone: JSON (``{`` or ``[`` first, with a result's keys in
+    the first MB), JSON lines, AIPerf's CSV (``Metric,avg,...`` first) and YAML (GuideLLM's
+    ``benchmarks:``, a BR report's ``version:`` with ``results:``). vLLM's ``--save-result`` JSON and
+    SGLang's JSONL are read here (Python's json reader takes SGLang's ``Infinity``); the other tools'
+    files by ``logscope.parsers.bench_files``. ``stats`` (a ``ReadStats``) is updated with the file and
+    its lines when given.
     """
     if path == "-":
         return None
@@ -490,32 +493,18 @@ def result_file_events(path: str, stats: Any = None) -> list[BenchResult] | None
     except (OSError, EOFError, zlib.error):  # (gzip.BadGzipFile is an OSError) corrupt: the reader says so
         return None
     lead = head.lstrip()
-    if not lead.startswith((b"{", b"[")) or not any(b'"' + k.encode() + b'"' in head for k in _JSON_KEYS):
+    form = _sniff(lead, head)
+    if form is None:
         return None
     try:
         data = _read_text(path)
     except (OSError, EOFError, zlib.error):
         return None
     text = data.decode("utf-8", errors="replace")
-    objects: list[tuple[int, Any, str]] = []
-    try:
-        whole = json.loads(text)
-    except ValueError:
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip().startswith("{"):
-                try:
-                    objects.append((n, json.loads(line), line))
-                except ValueError:
-                    continue
-    else:
-        first = len(text) - len(text.lstrip())
-        line1 = text.count("\n", 0, first) + 1
-        items = whole if isinstance(whole, list) else [whole]
-        objects = [(line1, o, text.strip() if len(items) == 1 else "") for o in items]
+    found = _parse(form, text)
     events = [
-        BenchResult(file=path, line=n, raw=raw if len(raw) <= 16384 else raw[:16384] + " …", **_json_fields(o))
-        for n, o, raw in objects
-        if _is_result(o)
+        BenchResult(file=path, line=n, raw=raw if len(raw) <= 16384 else raw[:16384] + " …", **fields)
+        for n, fields, raw in found
     ]
     if not events:
         return None
@@ -526,3 +515,65 @@ def result_file_events(path: str, stats: Any = None) -> list[BenchResult] | None
         stats.lines += nlines
         stats.text_lines += sum(1 for ln in text.splitlines() if ln.strip())
     return events
+
+
+# keys of the other tools' JSON results (bench_files): AIPerf, GuideLLM, genai-bench, inference-perf, BR
+_OTHER_KEYS = (b'"time_to_first_token"', b'"benchmark_phase"', b'"benchmarks"', b'"aggregated_metrics"',
+               b'"successes"', b'"request_performance"', b'"output_token_times"', b'"request_throughput"')
+_YAML_HEAD = re.compile(rb"\A(?:(?:---|#[^\n]*)?[ \t]*\r?\n)*(?:benchmarks|version|run|results):[ \t]*(?:\S[^\n]*)?\r?\n")
+
+
+def _sniff(lead: bytes, head: bytes) -> str | None:
+    """The form of a result file from its first MB: "json", "csv", "yaml", or None (not a result)."""
+    if lead.startswith((b"{", b"[")):
+        keys = _JSON_KEYS_B + _OTHER_KEYS
+        return "json" if any(k in head for k in keys) else None
+    if lead.startswith(b"Metric,avg,"):
+        return "csv"
+    if _YAML_HEAD.match(lead) and (b"\nbenchmarks:" in b"\n" + lead or b"request_performance:" in head):
+        return "yaml"
+    return None
+
+
+_JSON_KEYS_B = tuple(b'"' + k.encode() + b'"' for k in _JSON_KEYS)
+
+
+def _parse(form: str, text: str) -> list[tuple[int, dict[str, Any], str]]:
+    """(line, fields, raw) of each result in a result file's text."""
+    from logscope.parsers import bench_files
+
+    if form == "csv":
+        fields = bench_files.read_csv(text)
+        return [] if fields is None else [(1, fields, text.strip())]
+    if form == "yaml":
+        import yaml
+
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return []
+        return [(1, f, text.strip() if len(found) == 1 else "") for found in [bench_files.read_object(doc)]
+                for f in found]
+    objects: list[tuple[int, Any, str]] = []
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip().startswith("{"):
+                try:
+                    objects.append((n, json.loads(line), line))
+                except ValueError:
+                    continue
+        out = [(n, _json_fields(o), raw) for n, o, raw in objects if _is_result(o)]
+        records = bench_files.read_records(o for _n, o, _raw in objects)
+        if records is not None:  # AIPerf's per-request records: one summary for the file
+            out.append((objects[0][0], records, ""))
+        return out
+    first = len(text) - len(text.lstrip())
+    line1 = text.count("\n", 0, first) + 1
+    other = bench_files.read_object(whole)
+    if other:
+        return [(line1, f, text.strip() if len(other) == 1 else "") for f in other]
+    items = whole if isinstance(whole, list) else [whole]
+    objects = [(line1, o, text.strip() if len(items) == 1 else "") for o in items]
+    return [(n, _json_fields(o), raw) for n, o, raw in objects if _is_result(o)]
