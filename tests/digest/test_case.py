@@ -100,8 +100,10 @@ def test_case_findings(name: str) -> None:
 CLIENTS: dict[str, dict[str, tuple[int, list[int]]]] = {
     "vllm-64k.client.txt": {"BN01": (1, [23, 31, 34])},
     "vllm-200k.client.txt": {"BN01": (1, [23, 31, 34])},
-    "sglang-64k.client.txt": {},
-    "sglang-200k.client.txt": {},
+    # BN02's latency identity: every request has 3000 tokens (--ignore-eos), so mean e2e must equal mean TTFT +
+    # mean TPOT x 2999; the case's made-up SGLang figures miss it by 23 % (64K) and 21 % (200K)
+    "sglang-64k.client.txt": {"BN02": (1, [23, 48])},
+    "sglang-200k.client.txt": {"BN02": (1, [23, 48])},
 }
 
 
@@ -113,7 +115,7 @@ def test_case_clients(name: str) -> None:
     run = logscope.load([CASE / server, CASE / name])
     codes = sorted(f.code for f in run.analyze().findings)
     assert codes == sorted({*EXPECTED[server], *CLIENTS[name]})
-    if CLIENTS[name]:
+    if "BN01" in CLIENTS[name]:
         bn = next(f for f in run.analyze().findings if f.code == "BN01")
         # the engine's own count of generated tokens, never offered as a replacement figure
         assert "tokens the engine generated in all its stats windows" in bn.message

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from logscope.analyses.selfcheck import SelfCheckResult, busy_spans, self_check
 from logscope.events import BenchResult
 
 TOLERANCE = 0.02  # printed figures are rounded (2 decimals, durations to 10 ms): relative slack
@@ -314,6 +315,9 @@ class BenchEntry(BaseModel):
                                           "{mean, median, p90, p95, p99, max}}")
     engine_ms_per_token: float | None = Field(None, description="the engine's ms per token per request, beside the "
                                                                 "client's TPOT")
+    self_check: SelfCheckResult | None = Field(None, description="the client's figures against the engine's log: "
+                                                                 "token accounting, latency identity, physical floor "
+                                                                 "(logscope.analyses.selfcheck)")
 
 
 class BenchSection(BaseModel):
@@ -384,15 +388,17 @@ def bench_section(results: list[BenchResult], stable: Any = None, prefill: Any =
         return None
     eng = engine_figures(data, stable, under_load)
     best = decode_figure(stable, under_load)
+    spans, how = busy_spans(data) if data is not None else ([], "")
     entries = []
     for r in results:
         sanity = check_bench(r, **eng)
+        checked = self_check(r, spans, how, eng.get("engine_ms_per_token"), eng.get("engine_decode_method"))
         entries.append(BenchEntry(
             file=r.file, line=r.line, client=r.client, successful_requests=r.successful_requests,
             duration_s=r.duration_s, output_tok_s=r.output_tok_s, mean_ttft_ms=r.mean_ttft_ms,
             median_ttft_ms=r.median_ttft_ms, p99_ttft_ms=r.p99_ttft_ms, mean_tpot_ms=r.mean_tpot_ms,
             median_tpot_ms=r.median_tpot_ms, p99_tpot_ms=r.p99_tpot_ms, mean_e2e_ms=r.mean_e2e_ms, sanity=sanity,
-            percentiles_ms=_percentiles(r), engine_ms_per_token=eng.get("engine_ms_per_token"),
+            percentiles_ms=_percentiles(r), engine_ms_per_token=eng.get("engine_ms_per_token"), self_check=checked,
         ))
     method = ("each client result block checked against tokens / duration, Little's law, latency vs duration and its "
               "own distributions (percentile order, ITL vs TPOT)")

@@ -43,6 +43,11 @@ _HAS_MAX = {"itl"}  # the only metric whose max has a bench_result field (max_it
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+def _d(x: Any) -> dict[str, Any]:
+    """``x`` when it is a mapping, else an empty one (a file may hold null or another type anywhere)."""
+    return x if isinstance(x, dict) else {}
+
+
 def _num(x: Any) -> float | None:
     if isinstance(x, bool) or not isinstance(x, int | float):
         return None
@@ -190,7 +195,7 @@ def _aiperf(obj: dict[str, Any]) -> dict[str, Any]:
                 if q not in ("avg", "unit"):
                     extra[f"{key}_{q}"] = v
         elif key == "input_config" and isinstance(value, dict):
-            load = value.get("loadgen") if isinstance(value.get("loadgen"), dict) else {}
+            load = _d(value.get("loadgen"))
             conc, rate = _int(load.get("concurrency")), _num(load.get("request_rate"))
             if conc:
                 out["max_concurrency"] = conc
@@ -341,12 +346,12 @@ def _guidellm_stats(dist: dict[str, Any]) -> dict[str, Any]:
 def _guidellm(bench: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     extra: dict[str, Any] = {}
-    metrics = bench.get("metrics") if isinstance(bench.get("metrics"), dict) else {}
+    metrics = _d(bench.get("metrics"))
     for name, groups in metrics.items():
         if not isinstance(groups, dict):
             _compact(f"metrics_{name}", groups, extra)
             continue
-        ok = groups.get("successful") if isinstance(groups.get("successful"), dict) else None
+        ok = _d(groups.get("successful")) or None
         if ok is not None and name in _GUIDELLM_LATENCY:
             what, factor = _GUIDELLM_LATENCY[name]
             _stats(out, extra, what, name, _guidellm_stats(ok), factor)
@@ -363,7 +368,7 @@ def _guidellm(bench: dict[str, Any]) -> dict[str, Any]:
             if isinstance(g, dict) and _num(g.get("count")):
                 for q in ("count", "mean"):
                     extra[f"{name}_{group}_{q}"] = g.get(q)
-    totals = bench.get("request_totals") if isinstance(bench.get("request_totals"), dict) else {}
+    totals = _d(bench.get("request_totals"))
     lat = metrics.get("request_latency", {}).get("successful", {}) if isinstance(metrics.get("request_latency"),
                                                                                  dict) else {}
     ok_count = _int(totals.get("successful")) if totals else _int(lat.get("count"))
@@ -397,7 +402,7 @@ def _guidellm(bench: dict[str, Any]) -> dict[str, Any]:
                 extra.setdefault("not_kept", {})["requests"] = f"per-request samples {sizes}"
             continue
         if key == "args" and isinstance(value, dict):
-            strat = value.get("strategy") if isinstance(value.get("strategy"), dict) else {}
+            strat = _d(value.get("strategy"))
             conc, rate = _int(strat.get("streams") or strat.get("max_concurrency")), _num(strat.get("rate"))
             if conc:
                 out["max_concurrency"] = conc
@@ -466,7 +471,7 @@ _IP_RATE = {"input_tokens_per_sec": "input_tok_s", "output_tokens_per_sec": "out
 def _inference_perf(obj: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     extra: dict[str, Any] = {}
-    ok = obj.get("successes") if isinstance(obj.get("successes"), dict) else {}
+    ok = _d(obj.get("successes"))
     n = _int(ok.get("count"))
     out["successful_requests"] = n
     for key, value in ok.items():
@@ -534,8 +539,8 @@ def _inference_perf_requests(items: list[dict[str, Any]]) -> dict[str, Any]:
             failed += 1
             continue
         ok += 1
-        info = item.get("info") if isinstance(item.get("info"), dict) else {}
-        resp = info.get("response_metrics") if isinstance(info.get("response_metrics"), dict) else info
+        info = _d(item.get("info"))
+        resp = _d(info.get("response_metrics")) or info
         n_out = _int(resp.get("output_tokens")) or 0
         n_in = _int(info.get("input_tokens")) or 0
         out_tokens += n_out
@@ -582,10 +587,10 @@ def _br_stats(stats: dict[str, Any]) -> dict[str, Any]:
 def _br(obj: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     extra: dict[str, Any] = {"br_version": obj.get("version")}
-    results = obj.get("results") if isinstance(obj.get("results"), dict) else {}
-    perf = results.get("request_performance") if isinstance(results.get("request_performance"), dict) else {}
-    agg = perf.get("aggregate") if isinstance(perf.get("aggregate"), dict) else {}
-    req = agg.get("requests") if isinstance(agg.get("requests"), dict) else {}
+    results = _d(obj.get("results"))
+    perf = _d(results.get("request_performance"))
+    agg = _d(perf.get("aggregate"))
+    req = _d(agg.get("requests"))
     total, failures = _int(req.get("total")), _int(req.get("failures")) or 0
     if total is not None:
         out["successful_requests"] = total - failures - (_int(req.get("incomplete")) or 0)
@@ -609,13 +614,12 @@ def _br(obj: dict[str, Any]) -> dict[str, Any]:
             out[_BR_RATE[name]] = _num(stats["mean"])
         else:
             _compact(name, stats, extra)
-    run = obj.get("run") if isinstance(obj.get("run"), dict) else {}
-    time = run.get("time") if isinstance(run.get("time"), dict) else {}
+    run = _d(obj.get("run"))
+    time = _d(run.get("time"))
     dur = _iso_seconds(time.get("duration"))
     if dur:
         out["duration_s"] = dur
-    load = (obj.get("scenario") or {}).get("load") if isinstance(obj.get("scenario"), dict) else None
-    std = load.get("standardized") if isinstance(load, dict) and isinstance(load.get("standardized"), dict) else {}
+    std = _d(_d(_d(obj.get("scenario")).get("load")).get("standardized"))
     if std:
         conc, rate = _int(std.get("concurrency")), _num(std.get("rate_qps"))
         if conc:
