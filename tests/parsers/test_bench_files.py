@@ -1,0 +1,133 @@
+"""Other clients' result files (AIPerf, GuideLLM, genai-bench, inference-perf, BR v0.2): each real file
+(fixtures/bench/clients/README.md says where from) is read into ``bench_result`` with the file's own
+figures, read here independently with json / yaml, converted to the field's unit only."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import logscope
+from logscope.events import BenchResult
+from logscope.parsers.bench import result_file_events
+from tests.conftest import FIXTURES
+
+CLIENTS = FIXTURES / "bench" / "clients"
+
+
+def _one(path: Path) -> BenchResult:
+    got = result_file_events(str(path))
+    assert got is not None and len(got) == 1, path
+    return got[0]
+
+
+def test_guidellm_json_figures_equal_the_file() -> None:
+    raw = json.loads((CLIENTS / "guidellm-0.2-benchmarks_stripped.json").read_text())["benchmarks"][0]
+    m = raw["metrics"]
+    e = _one(CLIENTS / "guidellm-0.2-benchmarks_stripped.json")
+    assert e.client == "guidellm" and e.complete
+    assert e.successful_requests == raw["request_totals"]["successful"] == 46
+    assert e.failed_requests == 0 and e.extra["incomplete_requests"] == 1
+    assert e.duration_s == raw["duration"]
+    assert e.total_output_tokens == m["output_token_count"]["successful"]["total_sum"] == 5888
+    assert e.total_input_tokens == m["prompt_token_count"]["successful"]["total_sum"] == 11827
+    assert e.output_tok_s == m["output_tokens_per_second"]["successful"]["mean"]
+    assert e.request_throughput == m["requests_per_second"]["successful"]["mean"]
+    ttft = m["time_to_first_token_ms"]["successful"]
+    assert (e.mean_ttft_ms, e.median_ttft_ms, e.p99_ttft_ms) == (ttft["mean"], ttft["median"],
+                                                                 ttft["percentiles"]["p99"])
+    # GuideLLM's "inter token latency" is (e2e - TTFT) / (tokens - 1) per request: vLLM's TPOT
+    itl = m["inter_token_latency_ms"]["successful"]
+    assert (e.mean_tpot_ms, e.p90_tpot_ms) == (itl["mean"], itl["percentiles"]["p90"]) and e.mean_itl_ms is None
+    lat = m["request_latency"]["successful"]
+    assert e.mean_e2e_ms == pytest.approx(lat["mean"] * 1000) and e.p95_e2e_ms == pytest.approx(
+        lat["percentiles"]["p95"] * 1000)
+    # its own printed summary (benchmarks_stripped_output.txt): Out Tok/sec 198.1, TTFT mean 16.8 ms, ITL 4.9 ms
+    assert (round(e.output_tok_s, 1), round(e.mean_ttft_ms, 1), round(e.mean_tpot_ms, 1)) == (198.1, 16.8, 4.9)
+    # nothing dropped silently: the other metrics by name, the per-request samples named as not kept
+    assert e.extra["tokens_per_second_median"] == m["tokens_per_second"]["successful"]["median"]
+    assert e.extra["time_per_output_token_ms_mean"] == m["time_per_output_token_ms"]["successful"]["mean"]
+    assert "requests" in e.extra["not_kept"] and e.extra["run_id"] == raw["run_id"]
+
+
+def test_guidellm_yaml_reads_as_the_json() -> None:
+    a = _one(CLIENTS / "guidellm-0.2-benchmarks_stripped.json")
+    b = _one(CLIENTS / "guidellm-0.2-benchmarks_stripped.yaml")
+    skip = {"file", "raw", "extra"}
+    assert a.model_dump(exclude=skip) == b.model_dump(exclude=skip)
+
+
+@pytest.mark.parametrize("name", ["inference-perf-summary_lifecycle_metrics.json",
+                                  "inference-perf-stage_0_lifecycle_metrics.json"])
+def test_inference_perf_summary_figures_equal_the_file(name: str) -> None:
+    raw = json.loads((CLIENTS / name).read_text())
+    ok = raw["successes"]
+    e = _one(CLIENTS / name)
+    assert e.client == "inference-perf"
+    assert e.successful_requests == ok["count"] and e.failed_requests == raw["failures"]["count"] == 0
+    assert e.output_tok_s == ok["throughput"]["output_tokens_per_sec"]
+    assert e.input_tok_s == ok["throughput"]["input_tokens_per_sec"]
+    assert e.total_tok_s == ok["throughput"]["total_tokens_per_sec"]
+    assert e.request_throughput == ok["throughput"]["requests_per_sec"]
+    lat = ok["latency"]
+    for what, key in (("ttft", "time_to_first_token"), ("tpot", "time_per_output_token"),
+                      ("itl", "inter_token_latency"), ("e2e", "request_latency")):
+        assert getattr(e, f"mean_{what}_ms") == pytest.approx(lat[key]["mean"] * 1000)
+        assert getattr(e, f"median_{what}_ms") == pytest.approx(lat[key]["median"] * 1000)
+        assert getattr(e, f"p99_{what}_ms") == pytest.approx(lat[key]["p99"] * 1000)
+    assert e.max_itl_ms == pytest.approx(lat["inter_token_latency"]["max"] * 1000)
+    # derived exactly, and said so
+    assert e.total_output_tokens == round(ok["output_len"]["mean"] * ok["count"])
+    assert "total_output_tokens" in e.extra["derived"]
+    assert e.extra["request_latency_p99.9"] == lat["request_latency"]["p99.9"]
+
+
+def test_inference_perf_stage_values() -> None:
+    e = _one(CLIENTS / "inference-perf-stage_0_lifecycle_metrics.json")
+    assert (e.successful_requests, e.total_output_tokens, e.request_rate) == (60, 3741, 1.0)
+    assert e.extra["load_summary_achieved_rate"] == 1.0048047820203576
+
+
+def test_genai_bench_figures_equal_the_file() -> None:
+    raw = json.loads((CLIENTS / "genai-bench-mock_run_data.json").read_text())["aggregated_metrics"]
+    e = _one(CLIENTS / "genai-bench-mock_run_data.json")
+    assert e.client == "genai-bench"
+    assert (e.successful_requests, e.failed_requests, e.max_concurrency) == (32, 0, 1)
+    assert e.output_tok_s == raw["mean_output_throughput_tokens_per_s"]
+    assert e.input_tok_s == raw["mean_input_throughput_tokens_per_s"]
+    assert e.request_throughput == pytest.approx(raw["requests_per_minute"] / 60)
+    s = raw["stats"]
+    assert e.mean_ttft_ms == pytest.approx(s["ttft"]["mean"] * 1000)  # seconds in the file (no _time_unit)
+    assert e.p99_tpot_ms == pytest.approx(s["tpot"]["p99"] * 1000)
+    assert e.median_e2e_ms == pytest.approx(s["e2e_latency"]["p50"] * 1000)
+    assert e.total_output_tokens == s["num_output_tokens"]["sum"] == 3200
+    assert e.extra["output_inference_speed_mean"] == s["output_inference_speed"]["mean"]
+    assert e.extra["scenario"] == "D(100,100)"
+
+
+def test_files_are_sniffed_by_content_not_name(tmp_path: Path) -> None:
+    for name in ("guidellm-0.2-benchmarks_stripped.yaml", "inference-perf-stage_0_lifecycle_metrics.json"):
+        copy = tmp_path / "results.txt"
+        shutil.copy(CLIENTS / name, copy)
+        assert _one(copy).client in ("guidellm", "inference-perf")
+    log = tmp_path / "benchmarks.json"  # a name that says result, a server log inside
+    shutil.copy(FIXTURES / "vllm" / "corpus" / "gen-d1_ctx512.log", log)
+    assert result_file_events(str(log)) is None
+
+
+def test_other_json_and_yaml_are_not_results(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps({"benchmarks": "none", "successes": 3}))
+    (tmp_path / "b.yaml").write_text("version: 1\nname: x\n")
+    assert result_file_events(str(tmp_path / "a.json")) is None
+    assert result_file_events(str(tmp_path / "b.yaml")) is None
+
+
+def test_bench_option_takes_the_other_clients() -> None:
+    rep = logscope.load([FIXTURES / "vllm" / "corpus" / "gen-d1_ctx512.log",
+                         CLIENTS / "inference-perf-stage_0_lifecycle_metrics.json"]).analyze()
+    assert rep.bench is not None
+    (entry,) = rep.bench.results
+    assert entry.client == "inference-perf" and entry.successful_requests == 60
