@@ -181,8 +181,10 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
 @click.option("--fail-on", type=FAIL_ON_CHOICE, default="never", show_default=True,
               help="exit 1 when a finding is at or above this severity (for CI)")
 @click.option("--bench", "bench_files", multiple=True, type=click.Path(dir_okay=False),
-              help="a benchmark client's output (text or --save-result JSON) of this run: its figures are "
-                   "checked against the engine log (repeatable)")
+              help="a benchmark client's output of this run (vllm bench serve / sglang bench_serving text or "
+                   "JSON, AIPerf profile_export*.json/.csv/.jsonl, GuideLLM benchmarks.json/.yaml, genai-bench run "
+                   "JSON, inference-perf lifecycle JSON, an llm-d benchmark report): its figures are checked "
+                   "against the engine log (repeatable)")
 @click.option("--metrics", "metrics_files", multiple=True, type=click.Path(exists=True),
               help="the server's saved Prometheus /metrics scrapes of this run: one scrape, a file of scrapes each after "
                    "a `# scrape_time <unix s>` line, or a folder of scrape files (repeatable)")

@@ -312,10 +312,14 @@ class Version(Event):
 
 class BenchResult(Event):
     """A benchmark client's result (`vllm bench serve`, `sglang.bench_serving`): a printed block or a
-    `--save-result` JSON / JSONL record. Fields are the printed numbers; unknown rows go to `extra`."""
+    `--save-result` JSON / JSONL record; or another client's result file (AIPerf, GuideLLM, genai-bench,
+    inference-perf, an llm-d benchmark report: logscope.parsers.bench_files). Fields are the printed numbers;
+    unknown rows and keys go to `extra`."""
 
     kind: Literal["bench_result"] = "bench_result"
-    client: str | None = Field(None, description='"vllm" or "sglang": whose client printed it (from the rows)')
+    client: str | None = Field(None, description='whose client wrote it: "vllm" or "sglang" (from the rows), "aiperf", '
+                                                  '"guidellm", "genai-bench", "inference-perf", or "br" (an llm-d '
+                                                  'benchmark report; its tool in extra["tool"])')
     backend: str | None = None
     request_rate: float | None = Field(None, description="req/s configured; null when unlimited (inf)")
     successful_requests: int | None = None
