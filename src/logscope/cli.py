@@ -21,6 +21,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 ENGINE_CHOICE = click.Choice(["auto", "vllm", "sglang"])
 FAIL_ON_CHOICE = click.Choice(["error", "warning", "never"])
 REPORT_FORMAT_CHOICE = click.Choice(["text", "markdown", "json", "html"])
+ANALYZE_FORMAT_CHOICE = click.Choice(["text", "markdown", "json", "html", "br"])  # br: llm-d benchmark report
 
 
 def _engine(value: str) -> str | None:
@@ -172,9 +173,9 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
 @click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
-@click.option("--format", "fmt", type=REPORT_FORMAT_CHOICE, default="text", show_default=True,
+@click.option("--format", "fmt", type=ANALYZE_FORMAT_CHOICE, default="text", show_default=True,
               help="text: terminal tables; markdown: for a ticket (fits a GitHub comment); json: the keys of docs/contract.md; "
-                   "html: one self-contained page with the figures")
+                   "html: one self-contained page with the figures; br: llm-d's benchmark report (BR v0.2) as JSON")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the report here instead of stdout")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False),
               help="also write the figures into this directory, as PNG and SVG")

@@ -315,6 +315,11 @@ class BenchEntry(BaseModel):
                                           "{mean, median, p90, p95, p99, max}}")
     engine_ms_per_token: float | None = Field(None, description="the engine's ms per token per request, beside the "
                                                                 "client's TPOT")
+    failed_requests: int | None = None
+    request_throughput: float | None = None
+    total_input_tokens: int | None = None
+    total_output_tokens: int | None = None
+    max_concurrency: int | None = None
     self_check: SelfCheckResult | None = Field(None, description="the client's figures against the engine's log: "
                                                                  "token accounting, latency identity, physical floor "
                                                                  "(logscope.analyses.selfcheck)")
@@ -399,6 +404,9 @@ def bench_section(results: list[BenchResult], stable: Any = None, prefill: Any =
             median_ttft_ms=r.median_ttft_ms, p99_ttft_ms=r.p99_ttft_ms, mean_tpot_ms=r.mean_tpot_ms,
             median_tpot_ms=r.median_tpot_ms, p99_tpot_ms=r.p99_tpot_ms, mean_e2e_ms=r.mean_e2e_ms, sanity=sanity,
             percentiles_ms=_percentiles(r), engine_ms_per_token=eng.get("engine_ms_per_token"), self_check=checked,
+            failed_requests=r.failed_requests, request_throughput=r.request_throughput,
+            total_input_tokens=r.total_input_tokens,
+            total_output_tokens=r.total_output_tokens, max_concurrency=r.max_concurrency,
         ))
     method = ("each client result block checked against tokens / duration, Little's law, latency vs duration and its "
               "own distributions (percentile order, ITL vs TPOT)")

@@ -631,7 +631,7 @@ def _br(obj: dict[str, Any]) -> dict[str, Any]:
     _compact("run", run, extra)
     for key in ("observability", "session_performance", "component_health", "profiling"):
         if results.get(key) is not None:
-            extra.setdefault("not_kept", {})[f"results.{key}"] = "engine-side data (not client figures)"
+            extra.setdefault("not_kept", {})[f"results.{key}"] = "not the client's request figures"
     if isinstance(obj.get("scenario"), dict):
         extra.setdefault("not_kept", {})["scenario"] = "stack and load configuration"
     if perf.get("time_series") is not None:

@@ -85,6 +85,10 @@ def report_text(report: Report, fmt: str, plots: Any = None) -> str:
         from logscope.render.html import render_html
 
         return render_html(report, plots)
+    if fmt == "br":
+        from logscope.render.br import render_br
+
+        return render_br(report)
     raise ValueError(f"no text form for format {fmt!r}")
 
 

@@ -1,0 +1,157 @@
+"""The report as llm-d's benchmark report (BR v0.2, the ``llmd-benchmark-report`` package's schema).
+
+What goes where:
+
+* ``run``: ``uid`` a hash of the input files' names and the lines read; ``time`` the analysed lifetime's
+  first and last printed stamps (vLLM prints no year or zone: the stamps are written as printed, with
+  the year of the analysis run only when the log gives none; ``duration`` from the client when there
+  is one, else the engine's stretch is not a benchmark duration and is left out);
+* ``scenario.stack``: one ``inference_engine`` component, the engine and version the log names, its
+  parallelism from the effective configuration, model and accelerator ``unknown`` (the log lines
+  logscope reads do not name them in a fixed form);
+* ``scenario.load`` and ``results.request_performance``: the first benchmark client result of the
+  run (``--bench`` or a result block in the log), only when there is one: the report's figures are the
+  client's, never the engine's, in the schema's units (ms, tokens/s); mean input and output lengths are
+  the client's totals / successful requests (distribution ``other``: the files give no distribution);
+  without an input total the load section (whose schema requires one) is left out;
+* ``results.observability``: the engine's own decode figures, where the log has them (requests
+  running in the stable decode stretch, KV cache usage) under the engine component's label.
+
+``build_br`` returns the dict; ``render_br`` validates it with the package (when installed: the
+``br`` extra) and writes it as JSON. Unknown stays out: no field is filled with a zero.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from logscope.analyses.report import Report
+
+BR_VERSION = "0.2"
+_STATS = (("mean", "mean"), ("median", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"), ("max", "max"))
+__all__ = ["build_br", "render_br"]
+
+
+def _uid(report: Report) -> str:
+    return hashlib.sha256(json.dumps([report.files, report.lines]).encode()).hexdigest()[:32]
+
+
+def _stats(values: dict[str, float], units: str) -> dict[str, Any] | None:
+    out: dict[str, Any] = {"units": units}
+    for ours, theirs in _STATS:
+        if ours in values:
+            out[theirs] = values[ours]
+    return out if "mean" in out else None
+
+
+def _engine_component(report: Report) -> dict[str, Any]:
+    cfg = report.effective_config or {}
+
+    def val(name: str) -> int | None:
+        v = cfg.get(name)
+        x = getattr(v, "value", None)
+        return x if isinstance(x, int) and not isinstance(x, bool) else None
+
+    tp, pp, dp = val("tensor_parallel_size") or 1, val("pipeline_parallel_size") or 1, val("data_parallel_size") or 1
+    label = f"{report.engine or 'engine'}-0"
+    return {
+        "metadata": {"schema_version": "0.0.1", "label": label,
+                     "cfg_id": hashlib.sha256(json.dumps(sorted(cfg)).encode()).hexdigest()[:32],
+                     "description": "read from the server log by logscope"},
+        "standardized": {"kind": "inference_engine", "tool": report.engine or "unknown",
+                         "tool_version": report.engine_version or "unknown", "role": "replica", "replicas": 1,
+                         "model": {"name": "unknown"},
+                         "accelerator": {"model": "unknown", "count": tp * pp * dp,
+                                         "parallelism": {"tp": tp, "pp": pp, "dp": dp}}},
+        "native": {"args": {k: getattr(v, "value", None) for k, v in sorted(cfg.items())}},
+    }
+
+
+def _client(report: Report, br: dict[str, Any]) -> None:
+    """The first client result as the load and the request performance."""
+    if report.bench is None or not report.bench.results:
+        return
+    e = report.bench.results[0]
+    n = e.successful_requests
+    pct = e.percentiles_ms
+    latency: dict[str, Any] = {}
+    for ours, theirs, units in (("ttft", "time_to_first_token", "ms"), ("tpot", "time_per_output_token", "ms/token"),
+                                ("itl", "inter_token_latency", "ms/token"), ("e2e", "request_latency", "ms")):
+        s = _stats(pct.get(ours, {}), units)
+        if s is not None:
+            latency[theirs] = s
+    aggregate: dict[str, Any] = {}
+    if n is not None:
+        failed = e.failed_requests
+        aggregate["requests"] = {"total": n + (failed or 0)}
+        if failed is not None:
+            aggregate["requests"]["failures"] = failed
+        for name, total in (("input_length", e.total_input_tokens), ("output_length", e.total_output_tokens)):
+            if total is not None and n:
+                aggregate["requests"][name] = {"units": "count", "mean": total / n}
+    if latency:
+        aggregate["latency"] = latency
+    throughput: dict[str, Any] = {}
+    if e.output_tok_s is not None:
+        throughput["output_token_rate"] = {"units": "tokens/s", "mean": e.output_tok_s}
+    if e.request_throughput is not None:
+        throughput["request_rate"] = {"units": "queries/s", "mean": e.request_throughput}
+    if throughput:
+        aggregate["throughput"] = throughput
+    if aggregate:
+        br["results"]["request_performance"] = {"aggregate": aggregate}
+    if e.duration_s:
+        br["run"].setdefault("time", {})["duration"] = f"PT{e.duration_s:g}S"
+    br["run"]["keywords"].append(f"client:{e.client or 'unknown'}")
+    if e.total_input_tokens is None or not n:
+        return  # the schema's load needs an input length: without one, no load section (never a made-up 0)
+    load: dict[str, Any] = {"tool": e.client or "unknown", "tool_version": "unknown", "source": "unknown",
+                            "input_seq_len": {"distribution": "other", "value": e.total_input_tokens / n}}
+    if e.total_output_tokens is not None:
+        load["output_seq_len"] = {"distribution": "other", "value": e.total_output_tokens / n}
+    if e.max_concurrency:
+        load["concurrency"] = e.max_concurrency
+    br["scenario"]["load"] = {
+        "metadata": {"schema_version": "0.0.1", "description": f"client result of {e.file}, line {e.line}"},
+        "standardized": load,
+        "native": {"config": {"file": e.file, "line": e.line}},
+    }
+
+
+def _observability(report: Report, label: str, br: dict[str, Any]) -> None:
+    agg: dict[str, Any] = {}
+    sd = report.stable_decode
+    if sd is not None and getattr(sd, "concurrency", None):
+        agg["running_requests"] = {"units": "count", "mean": float(sd.concurrency)}
+    if agg:
+        br["results"]["observability"] = {"components": [{"component_label": label, "aggregate": agg}]}
+
+
+def build_br(report: Report) -> dict[str, Any]:
+    """The benchmark report's dict (BR v0.2) of a logscope report."""
+    engine = _engine_component(report)
+    br: dict[str, Any] = {
+        "version": BR_VERSION,
+        "run": {"uid": _uid(report), "description": f"logscope {report.logscope_version} analysis of "
+                                                    f"{', '.join(report.files)}",
+                "keywords": ["logscope"]},
+        "scenario": {"stack": [engine]},
+        "results": {},
+    }
+    _client(report, br)
+    _observability(report, engine["metadata"]["label"], br)
+    return br
+
+
+def render_br(report: Report) -> str:
+    """The report as BR v0.2 JSON, validated by ``llmd_benchmark_report`` when it is installed."""
+    br = build_br(report)
+    try:
+        from llmd_benchmark_report import load_benchmark_report
+    except ImportError:
+        pass
+    else:
+        load_benchmark_report(json.loads(json.dumps(br)))  # raises pydantic's ValidationError on a bad report
+    return json.dumps(br, indent=2) + "\n"
