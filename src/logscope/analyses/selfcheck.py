@@ -10,7 +10,11 @@ Three checks, each naming what a failure points to (after inference-perf's self-
   batch`` line's running requests × the decode steps between two lines (``decode_log_interval``,
   estimated from the lines' rates and times and rounded, since every running request gains one token
   a step), or the rate × the time between lines when speculative decoding makes a step yield
-  several tokens. On the shared corpus both agree with the clients' totals within 1.5 %. More
+  several tokens. On the shared corpus both agree with the clients' totals within 1.5 % (vLLM within
+  0.1 %), so a gap beyond ``ACCOUNTING_TOLERANCE`` is the client's: a real inference-perf run against
+  vLLM (fixtures/bench/clients/capture) counted 8,739 output tokens by retokenizing the text, where the
+  engine generated 7,678 (60 requests × 128 with ``ignore_eos``), and inference-perf's own validation
+  warned of the same mismatch. More
   tokens on the client points to *measurement* (chunks or retokenized text counted as tokens);
   fewer points to the *workload* (other traffic on the server during the run, warm-up requests, a
   client file from another run).
@@ -36,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.events import BenchResult
 
-ACCOUNTING_TOLERANCE = 0.15  # measured agreement on real runs: within 1.5 %; a 15 % gap is not rounding
+ACCOUNTING_TOLERANCE = 0.05  # the engine counts agree with real clients within 1.5 % (vLLM windows, SGLang lines)
 IDENTITY_TOLERANCE = 0.10  # chunks of one token: mean ITL × (mean tokens − 1) is the mean decode time exactly
 IDENTITY_TOLERANCE_TPOT = 0.25  # TPOT on means: off by TPOT's covariance with length when lengths vary
 FLOOR_FACTOR = 0.5  # the engine's ms/token counts a request being prefilled as running, and windows vary
