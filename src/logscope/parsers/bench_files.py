@@ -462,6 +462,7 @@ def _genai(obj: dict[str, Any]) -> dict[str, Any]:
 # summary_lifecycle_metrics.json / stage_N_lifecycle_metrics.json: {"load_summary": {...}, "successes":
 # {"count", "latency": {name: {mean, median, p90 ...}} (seconds), "throughput": {...}, "prompt_len",
 # "output_len"}, "failures": {"count", ...}}
+# latency names shared by inference-perf and BR (whose schema came from inference-perf's report)
 _IP_LATENCY = {"time_to_first_token": "ttft", "time_per_output_token": "tpot", "inter_token_latency": "itl",
                "request_latency": "e2e"}
 _IP_RATE = {"input_tokens_per_sec": "input_tok_s", "output_tokens_per_sec": "output_tok_s",
@@ -574,8 +575,7 @@ def _inference_perf_requests(items: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # -- llm-d benchmark report (BR v0.2) ---------------------------------------------------------------
-_BR_LATENCY = {"time_to_first_token": "ttft", "time_per_output_token": "tpot", "inter_token_latency": "itl",
-               "request_latency": "e2e"}
+_BR_LATENCY = _IP_LATENCY
 _BR_RATE = {"input_token_rate": "input_tok_s", "output_token_rate": "output_tok_s",
             "total_token_rate": "total_tok_s", "request_rate": "request_throughput"}
 
