@@ -105,3 +105,16 @@ def test_a_run_that_cannot_be_placed_is_not_checked() -> None:
     assert "no busy stretch(es) of the log match the client's 178.9 s (stretches: 50 s)" in res.not_applicable[
         "token_accounting"]
     assert not res.failed
+
+
+@pytest.mark.parametrize(("run", "stretch"), [(1, (163.0, 193.0)), (2, (540.0, 570.0))])
+def test_alike_stretches_are_told_apart_by_the_clients_clock(run: int, stretch: tuple[float, float]) -> None:
+    # one log, two server lifetimes, one 30 s busy stretch each: both match either client's duration; the
+    # --save-result `date` (the end of the run: 15:25:01 and 15:31:20) falls in one of them only
+    lt = FIXTURES / "vllm" / "lifetimes"
+    spans, how = busy_spans(RunData.of(logscope.load(lt / "two-lifetimes.log")))
+    assert [(s.start_s, s.end_s) for s in spans] == [(163.0, 193.0), (540.0, 570.0)]
+    (e,) = result_file_events(str(lt / f"two-lifetimes.run{run}.client.json")) or []
+    res = self_check(e, spans, how)
+    (acc,) = [c for c in res.checks if c.name == "token_accounting"]
+    assert acc.ok and acc.client == 6000 and f"t = {stretch[0]:.0f}–{stretch[1]:.0f} s" in acc.message

@@ -4,8 +4,10 @@ Three checks, each naming what a failure points to (after inference-perf's self-
 
 * **token accounting**: the client's output tokens against the tokens the engine generated over the
   run's span. The span is the busy stretch of the log (consecutive decode windows, separated by idle)
-  whose length matches the client's duration; with none or several matching, the check is not
-  applicable and says why. Engine tokens: vLLM, each stats window's generation throughput × the
+  whose length matches the client's duration; of several alike, the one the client's own clock falls
+  in (AIPerf's and GuideLLM's start and end times, vLLM's ``--save-result`` ``date``; naive local
+  times, as the log prints them); with none or still several, the check is not applicable and says
+  why. Engine tokens: vLLM, each stats window's generation throughput × the
   logging interval (the window's tokens, up to rounding of the printed rate); SGLang, each ``Decode
   batch`` line's running requests × the decode steps between two lines (``decode_log_interval``,
   estimated from the lines' rates and times and rounded, since every running request gains one token
@@ -34,6 +36,7 @@ A check that lacks a figure is left out with the reason in ``not_applicable``.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -59,6 +62,8 @@ class EngineSpan(BaseModel):
     end_s: float = Field(description="t_s of its last window's end")
     windows: int
     tokens: float = Field(description="tokens the engine generated in the stretch")
+    start_wall: datetime | None = Field(None, description="wall-clock start as printed (naive), when the log dates it")
+    end_wall: datetime | None = None
 
 
 class SelfCheck(BaseModel):
@@ -96,9 +101,12 @@ def busy_spans(data: Any) -> tuple[list[EngineSpan], str]:
     from logscope.analyses.base import is_gap
     from logscope.analyses.series import main_series
 
+    from logscope.timebase import timebase
+
     s = main_series(data)
     if s is None or len(s.samples) < 2:
         return [], ""
+    base = timebase(data.events)
     iv = s.interval or 10.0
     samples = s.samples
     if s.source.startswith("vLLM"):
@@ -135,12 +143,41 @@ def busy_spans(data: Any) -> tuple[list[EngineSpan], str]:
             start = i
     if start is not None:
         spans.append(_span(samples, per, start, len(samples) - 1, iv))
-    return spans, how
+    return [sp.model_copy(update={"start_wall": base.at(sp.start_s), "end_wall": base.at(sp.end_s)})
+            for sp in spans], how
 
 
 def _span(samples: list[Any], per: list[float], a: int, b: int, iv: float) -> EngineSpan:
     return EngineSpan(start_s=round(samples[a].t_s - iv, 3), end_s=round(samples[b].t_s, 3), windows=b - a + 1,
                       tokens=round(sum(per[a:b + 1]), 1))
+
+
+def client_interval(r: BenchResult) -> tuple[datetime, datetime] | None:
+    """The client run's wall-clock start and end, when its file gives them (AIPerf's and GuideLLM's
+    start/end times, vLLM's ``date`` at the end of the run), as naive local times like the log's."""
+    def when(x: Any) -> datetime | None:
+        if isinstance(x, int | float) and not isinstance(x, bool) and x > 1e9:
+            return datetime.fromtimestamp(x)
+        if isinstance(x, str):
+            for form in ("%Y%m%d-%H%M%S",):
+                try:
+                    return datetime.strptime(x, form)
+                except ValueError:
+                    pass
+            try:
+                return datetime.fromisoformat(x.replace("Z", "+00:00")).replace(tzinfo=None)
+            except ValueError:
+                return None
+        return None
+
+    start, end = when(r.extra.get("start_time")), when(r.extra.get("end_time"))
+    if start is None and end is None and r.duration_s:
+        end = when(r.extra.get("date"))
+    if end is not None and start is None and r.duration_s:
+        start = end - timedelta(seconds=r.duration_s)
+    if start is None or end is None or end < start:
+        return None
+    return start, end
 
 
 def _fmt(x: float) -> str:
@@ -167,6 +204,11 @@ def self_check(r: BenchResult, spans: list[EngineSpan] | None = None, how: str =
         iv = max((s.end_s - s.start_s) / s.windows for s in spans)
         match = [s for s in spans if abs((s.end_s - s.start_s) - dur) <= SPAN_TOLERANCE * dur + 2 * iv]
         lengths = ", ".join(f"{s.end_s - s.start_s:.0f} s" for s in spans)
+        when = client_interval(r)
+        if len(match) > 1 and when is not None:  # several alike: the one the client's own clock falls in
+            slack = timedelta(seconds=2 * iv)
+            match = [s for s in match if s.start_wall is not None and s.end_wall is not None
+                     and s.start_wall - slack <= when[0] and when[1] <= s.end_wall + slack]
         if len(match) != 1:
             na["token_accounting"] = (f"{'no' if not match else len(match)} busy stretch(es) of the log match the "
                                       f"client's {dur:.1f} s (stretches: {lengths}): its run cannot be placed")

@@ -290,11 +290,17 @@ def read_csv(text: str) -> dict[str, Any] | None:
     by_header = {h: t for t, h in _AIPERF_HEADERS.items()}
     obj: dict[str, Any] = {}
     header: list[str] = []
+    other: list[str] = []  # sections that are not metrics (GPU telemetry: Endpoint,GPU_Index,...)
+    fresh = True  # the next non-blank row is a section's header
     for row in rows:
         if not row or not any(c.strip() for c in row):
+            fresh = True
             continue
-        if row[0] == "Metric":
-            header = row
+        if fresh:
+            fresh = False
+            header = row if row[0] == "Metric" else []
+            if not header:
+                other.append(",".join(row[:4]))
             continue
         if len(row) < 2 or not header:
             continue
@@ -311,7 +317,12 @@ def read_csv(text: str) -> dict[str, Any] | None:
             except ValueError:
                 stats["avg" if col == "Value" else col] = cell
         obj[tag] = stats
-    return _aiperf(obj) if obj else None
+    if not obj:
+        return None
+    fields = _aiperf(obj)
+    if other:
+        fields["extra"].setdefault("not_kept", {})["csv_sections"] = other
+    return fields
 
 
 # the headers AIPerf prints for the tags read above (its metric classes' ``header``)
