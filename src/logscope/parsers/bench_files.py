@@ -374,12 +374,14 @@ def _guidellm(bench: dict[str, Any]) -> dict[str, Any]:
         elif ok is not None:
             for q, v in _guidellm_stats(ok).items():
                 _compact(f"{name}_{q}", v, extra)
+        else:  # not a distribution (GuideLLM 0.8's request_totals, per-modality groups)
+            _compact(f"metrics_{name}", groups, extra)
         for group in ("errored", "incomplete", "total"):
             g = groups.get(group)
             if isinstance(g, dict) and _num(g.get("count")):
                 for q in ("count", "mean"):
                     extra[f"{name}_{group}_{q}"] = g.get(q)
-    totals = _d(bench.get("request_totals"))
+    totals = _d(bench.get("request_totals")) or _d(metrics.get("request_totals"))  # 0.2-0.4, 0.8
     lat = metrics.get("request_latency", {}).get("successful", {}) if isinstance(metrics.get("request_latency"),
                                                                                  dict) else {}
     ok_count = _int(totals.get("successful")) if totals else _int(lat.get("count"))
@@ -412,7 +414,7 @@ def _guidellm(bench: dict[str, Any]) -> dict[str, Any]:
                 sizes = {k: len(v) for k, v in value.items() if isinstance(v, list)}
                 extra.setdefault("not_kept", {})["requests"] = f"per-request samples {sizes}"
             continue
-        if key == "args" and isinstance(value, dict):
+        if key in ("args", "config") and isinstance(value, dict):  # the strategy: 0.2-0.4 args, 0.8 config
             strat = _d(value.get("strategy"))
             conc, rate = _int(strat.get("streams") or strat.get("max_concurrency")), _num(strat.get("rate"))
             if conc:
