@@ -118,3 +118,37 @@ def test_alike_stretches_are_told_apart_by_the_clients_clock(run: int, stretch: 
     res = self_check(e, spans, how)
     (acc,) = [c for c in res.checks if c.name == "token_accounting"]
     assert acc.ok and acc.client == 6000 and f"t = {stretch[0]:.0f}–{stretch[1]:.0f} s" in acc.message
+
+
+CAP = FIXTURES / "bench" / "clients" / "capture"
+
+
+def test_real_inference_perf_retokenizing_is_flagged_as_measurement() -> None:
+    # inference-perf counts output tokens by retokenizing the text: 8,739 where vLLM generated 60 x 128 = 7,680
+    # (its windows: 7,678); its own validation.json warns of the same client/server token mismatch
+    import json
+
+    validation = json.loads((CAP / "ip-run" / "validation.json").read_text())
+    assert any(w["check"] == "summary.token_mismatches"
+               for w in validation["reports"]["summary_lifecycle_metrics.json"]["warnings"])
+    rep = logscope.load([CAP / "ip-run.vllm-server.log", CAP / "ip-run" / "summary_lifecycle_metrics.json"]).analyze()
+    (bn,) = [f for f in rep.findings if f.code == "BN02"]
+    assert "pointing to measurement: client output tokens 8,739 vs 7,678 tokens" in bn.message
+    assert "ratio 1.14" in bn.message
+
+
+@pytest.mark.parametrize("name", ["guidellm-benchmarks.json.gz", "D256_128_text-to-text_num_concurrency_8_time_62s.json",
+                                  "inference-perf-summary_lifecycle_metrics.json"])
+def test_four_real_clients_on_one_server_raise_nothing(name: str) -> None:
+    # three runs on one server lifetime, 45 s apart: GuideLLM's clock places its run (7,680 vs 7,652 tokens); the
+    # others cannot be placed (two or three stretches match their duration), so nothing is judged on them
+    rep = logscope.load([CAP / "four-clients.vllm-server.log", CAP / "four-clients" / name]).analyze()
+    assert not {"BN01", "BN02"} & {f.code for f in rep.findings}
+    (entry,) = rep.bench.results
+    sc = entry.self_check
+    placed = [c for c in sc.checks if c.name == "token_accounting"]
+    if name.startswith("guidellm"):
+        assert placed and placed[0].client == 7680 and placed[0].server == pytest.approx(7652, abs=1)
+    else:
+        assert not placed and "cannot be placed" in sc.not_applicable["token_accounting"]
+        assert "not from this run's" in sc.not_applicable["physical_floor"]

@@ -131,3 +131,57 @@ def test_bench_option_takes_the_other_clients() -> None:
     assert rep.bench is not None
     (entry,) = rep.bench.results
     assert entry.client == "inference-perf" and entry.successful_requests == 60
+
+
+# -- captured here: real clients against a real vLLM 0.32 CPU server (fixtures/bench/clients/capture/README.md)
+CAP = CLIENTS / "capture"
+
+
+def test_guidellm_08_capture_figures_equal_the_file() -> None:
+    import gzip
+
+    raw = json.loads(gzip.decompress((CAP / "four-clients" / "guidellm-benchmarks.json.gz").read_bytes()))
+    b = raw["benchmarks"][0]
+    m = b["metrics"]
+    e = _one(CAP / "four-clients" / "guidellm-benchmarks.json.gz")
+    assert e.client == "guidellm" and (e.successful_requests, e.failed_requests) == (60, 0)
+    assert e.max_concurrency == b["config"]["strategy"]["streams"] == 8
+    assert e.duration_s == b["duration"] and e.total_output_tokens == 7680 == m["output_token_count"]["successful"][
+        "total_sum"]
+    assert e.output_tok_s == m["output_tokens_per_second"]["successful"]["mean"]
+    assert e.mean_ttft_ms == m["time_to_first_token_ms"]["successful"]["mean"]
+    assert e.mean_tpot_ms == m["inter_token_latency_ms"]["successful"]["mean"]  # (e2e - TTFT) / (n - 1)
+    assert e.extra["time_per_output_token_ms_mean"] == m["time_per_output_token_ms"]["successful"]["mean"]
+    assert e.extra["metrics_request_totals_total"] == 60 and e.extra["start_time"] == b["start_time"]
+    # its own printed table: TTFT mean 758.3 ms, ITL mean 41.5 ms, output 159.7 tok/s
+    assert (round(e.mean_ttft_ms, 1), round(e.mean_tpot_ms, 1), round(e.output_tok_s, 1)) == (758.3, 41.5, 159.7)
+    y = _one(CAP / "four-clients" / "guidellm-benchmarks.yaml.gz")
+    assert y.model_dump(exclude={"file", "raw", "extra"}) == e.model_dump(exclude={"file", "raw", "extra"})
+
+
+def test_genai_bench_capture_figures_equal_the_file() -> None:
+    path = CAP / "four-clients" / "D256_128_text-to-text_num_concurrency_8_time_62s.json"
+    raw = json.loads(path.read_text())
+    agg = raw["aggregated_metrics"]
+    e = _one(path)
+    assert raw["_time_unit"] == "s" and e.client == "genai-bench"
+    assert (e.successful_requests, e.total_output_tokens, e.max_concurrency) == (68, 8704, 8)
+    assert e.duration_s == agg["run_duration"] and e.request_throughput == agg["requests_per_second"]
+    assert e.output_tok_s == agg["mean_output_throughput_tokens_per_s"]
+    assert e.mean_tpot_ms == pytest.approx(agg["stats"]["tpot"]["mean"] * 1000)
+    assert e.p90_e2e_ms == pytest.approx(agg["stats"]["e2e_latency"]["p90"] * 1000)
+    assert e.extra["not_kept"]["individual_request_metrics"] == "list of 68"
+    assert result_file_events(str(CAP / "four-clients" / "experiment_metadata.json")) is None  # not a result
+
+
+def test_inference_perf_per_request_file_summarised_like_its_summary() -> None:
+    # the same run's per-request records (text fields trimmed) and summary: counts, totals and latencies agree
+    per = _one(CAP / "ip-run" / "per_request_lifecycle_metrics.trimmed.json.gz")
+    summ = _one(CAP / "ip-run" / "summary_lifecycle_metrics.json")
+    assert per.extra["aggregated_from"] == "60 per-request records (60 ok, 0 failed)"
+    assert (per.successful_requests, per.total_output_tokens) == (summ.successful_requests, summ.total_output_tokens)
+    assert (per.total_output_tokens, per.total_input_tokens) == (8739, 15360)
+    for f in ("mean_e2e_ms", "median_e2e_ms", "p99_e2e_ms", "mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms"):
+        assert getattr(per, f) == pytest.approx(getattr(summ, f), rel=1e-9), f
+    assert per.mean_tpot_ms == pytest.approx(summ.mean_tpot_ms, rel=0.01)  # its TPOT excludes the first chunk's time
+    assert per.duration_s == pytest.approx(summ.duration_s, rel=1e-9)

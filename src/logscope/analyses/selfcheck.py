@@ -28,7 +28,8 @@ Three checks, each naming what a failure points to (after inference-perf's self-
   *measurement*: the client's own latencies do not describe the same requests.
 * **physical floor**: the client's time per output token (TPOT, else ITL) cannot be far below the
   engine's ms per token per request at the run's load (its stable decode, else decode under load);
-  below half of it points to *measurement*. (The same bound BN01 computed as
+  below half of it points to *measurement*. In a log of several busy stretches the engine's figure
+  counts only when its windows lie in the stretch the run was placed in. (The same bound BN01 computed as
   ``tpot_vs_engine_decode``; it is reported here, once.)
 
 A check that lacks a figure is left out with the reason in ``not_applicable``.
@@ -100,7 +101,6 @@ def busy_spans(data: Any) -> tuple[list[EngineSpan], str]:
     """The log's busy stretches with the tokens generated in each, and how they were counted."""
     from logscope.analyses.base import is_gap
     from logscope.analyses.series import main_series
-
     from logscope.timebase import timebase
 
     s = main_series(data)
@@ -180,61 +180,69 @@ def client_interval(r: BenchResult) -> tuple[datetime, datetime] | None:
     return start, end
 
 
+def _place(r: BenchResult, spans: list[EngineSpan] | None) -> tuple[EngineSpan | None, str]:
+    """The busy stretch of the log that is this client's run, or None and why not."""
+    if not spans:
+        return None, "the log holds no decode windows to count the engine's tokens"
+    if not r.duration_s:
+        return None, "the client file gives no duration to find its run in the log"
+    dur = r.duration_s
+    iv = max((s.end_s - s.start_s) / s.windows for s in spans)
+    match = [s for s in spans if abs((s.end_s - s.start_s) - dur) <= SPAN_TOLERANCE * dur + 2 * iv]
+    lengths = ", ".join(f"{s.end_s - s.start_s:.0f} s" for s in spans)
+    when = client_interval(r)
+    if len(match) > 1 and when is not None:  # several alike: the one the client's own clock falls in
+        slack = timedelta(seconds=2 * iv)
+        match = [s for s in match if s.start_wall is not None and s.end_wall is not None
+                 and s.start_wall - slack <= when[0] and when[1] <= s.end_wall + slack]
+    if len(match) != 1:
+        return None, (f"{'no' if not match else len(match)} busy stretch(es) of the log match the client's "
+                      f"{dur:.1f} s (stretches: {lengths}): its run cannot be placed")
+    return match[0], ""
+
+
 def _fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.2f}"
 
 
 def self_check(r: BenchResult, spans: list[EngineSpan] | None = None, how: str = "",
-               engine_ms_per_token: float | None = None, engine_decode_method: str | None = None) -> SelfCheckResult:
-    """The three self-checks of one client result (see the module's docstring)."""
+               engine_ms_per_token: float | None = None, engine_decode_method: str | None = None,
+               engine_window: tuple[float, float] | None = None) -> SelfCheckResult:
+    """The three self-checks of one client result (see the module's docstring). ``engine_window``: the
+    t_s range of the windows behind ``engine_ms_per_token``."""
     checks: list[SelfCheck] = []
     na: dict[str, str] = {}
     n = r.successful_requests
     tokens = float(r.total_output_tokens) if r.total_output_tokens is not None else None
 
     # -- token accounting ---------------------------------------------------------------------------
+    sp, why = _place(r, spans)
     if tokens is None:
         na["token_accounting"] = "the client file gives no total of output tokens"
-    elif not spans:
-        na["token_accounting"] = "the log holds no decode windows to count the engine's tokens"
-    elif not r.duration_s:
-        na["token_accounting"] = "the client file gives no duration to find its run in the log"
+    elif sp is None:
+        na["token_accounting"] = why
+    elif sp.windows < 3:
+        na["token_accounting"] = f"the run spans {sp.windows} window(s): too few to count tokens"
     else:
-        dur = r.duration_s
-        iv = max((s.end_s - s.start_s) / s.windows for s in spans)
-        match = [s for s in spans if abs((s.end_s - s.start_s) - dur) <= SPAN_TOLERANCE * dur + 2 * iv]
-        lengths = ", ".join(f"{s.end_s - s.start_s:.0f} s" for s in spans)
-        when = client_interval(r)
-        if len(match) > 1 and when is not None:  # several alike: the one the client's own clock falls in
-            slack = timedelta(seconds=2 * iv)
-            match = [s for s in match if s.start_wall is not None and s.end_wall is not None
-                     and s.start_wall - slack <= when[0] and when[1] <= s.end_wall + slack]
-        if len(match) != 1:
-            na["token_accounting"] = (f"{'no' if not match else len(match)} busy stretch(es) of the log match the "
-                                      f"client's {dur:.1f} s (stretches: {lengths}): its run cannot be placed")
-        elif match[0].windows < 3:
-            na["token_accounting"] = f"the run spans {match[0].windows} window(s): too few to count tokens"
-        else:
-            sp = match[0]
-            ratio = tokens / sp.tokens if sp.tokens else float("inf")
-            ok = abs(ratio - 1) <= ACCOUNTING_TOLERANCE
-            where = f"t = {sp.start_s:.0f}–{sp.end_s:.0f} s, {sp.windows} windows"
-            msg = (f"client output tokens {_fmt(tokens)} vs {_fmt(sp.tokens)} tokens the engine generated over the "
-                   f"run's span ({where}): ratio {ratio:.2f}")
-            points: PointsTo | None = None
-            if not ok and ratio > 1:
-                points = "measurement"
-                msg += (": the client counts more tokens than the engine generated — it counts streamed chunks or "
-                        "retokenized text as tokens, or reasoning tokens it was not sent; its throughput figures "
-                        "are inflated by the same factor")
-            elif not ok:
-                points = "workload"
-                msg += (": the engine generated more tokens than this client received — other traffic shared the "
-                        "server during the run (another client, warm-up requests), or the client file is of "
-                        "another run" + (f"; the client counted {r.failed_requests} failed requests"
-                                         if r.failed_requests else ""))
-            checks.append(SelfCheck(name="token_accounting", ok=ok, points_to=points, client=tokens,
-                                    server=sp.tokens, unit="tokens", message=msg))
+        ratio = tokens / sp.tokens if sp.tokens else float("inf")
+        ok = abs(ratio - 1) <= ACCOUNTING_TOLERANCE
+        where = f"t = {sp.start_s:.0f}–{sp.end_s:.0f} s, {sp.windows} windows"
+        msg = (f"client output tokens {_fmt(tokens)} vs {_fmt(sp.tokens)} tokens the engine generated over the "
+               f"run's span ({where}): ratio {ratio:.2f}")
+        points: PointsTo | None = None
+        if not ok and ratio > 1:
+            points = "measurement"
+            msg += (": the client counts more tokens than the engine generated — it counts streamed chunks or "
+                    "retokenized text as tokens, or reasoning tokens it was not sent; its throughput figures "
+                    "are inflated by the same factor")
+        elif not ok:
+            points = "workload"
+            msg += (": the engine generated more tokens than this client received — other traffic shared the "
+                    "server during the run (another client, warm-up requests), or the client file is of "
+                    "another run" + (f"; the client counted {r.failed_requests} failed requests"
+                                     if r.failed_requests else ""))
+        checks.append(SelfCheck(name="token_accounting", ok=ok, points_to=points, client=tokens,
+                                server=sp.tokens, unit="tokens", message=msg))
 
     # -- latency identity ---------------------------------------------------------------------------
     e2e, ttft = r.mean_e2e_ms, r.mean_ttft_ms
@@ -268,9 +276,18 @@ def self_check(r: BenchResult, spans: list[EngineSpan] | None = None, how: str =
     which = "TPOT" if r.mean_tpot_ms is not None else "ITL"
     if per_token is None or not per_token:
         na["physical_floor"] = "the client file gives neither TPOT nor ITL"
-    elif not engine_ms_per_token:
-        na["physical_floor"] = "the log gives no decode rate per request"
     else:
+        # the engine's figure (a stable or under-load stretch of windows) must be of this run: in a log of one
+        # busy stretch it is; in a log of several, only when its windows lie in the stretch the run was placed in
+        inside = (sp is not None and engine_window is not None
+                  and sp.start_s - 1 <= engine_window[0] and engine_window[1] <= sp.end_s + 1)
+        if len(spans or []) > 1 and not inside:
+            engine_ms_per_token = None
+        if not engine_ms_per_token:
+            na["physical_floor"] = ("the log gives no decode rate per request" if len(spans or []) <= 1 else
+                                    "the log holds several busy stretches and the engine's decode figure is not "
+                                    "from this run's")
+    if "physical_floor" not in na and per_token and engine_ms_per_token:
         ok = per_token >= engine_ms_per_token * (1 - FLOOR_FACTOR) - 0.005
         msg = (f"client mean {which} {per_token:.2f} ms per token vs the engine's {engine_ms_per_token:.2f} ms per "
                f"token per request at the run's load ({engine_decode_method or 'its decode rate'})")
