@@ -152,3 +152,14 @@ def test_four_real_clients_on_one_server_raise_nothing(name: str) -> None:
     else:
         assert not placed and "cannot be placed" in sc.not_applicable["token_accounting"]
         assert "not from this run's" in sc.not_applicable["physical_floor"]
+
+
+def test_real_aiperf_retokenizing_is_flagged_as_measurement() -> None:
+    # AIPerf counts 8,478 output tokens (its own osl_mismatch_diff_pct: 10.4 % over the requested 128 each); the
+    # engine generated 7,634 in the run's 13 windows (60 x 128 = 7,680 asked, ignore_eos)
+    run = CAP / "aiperf-run"
+    for client in ("profile_export_aiperf.json", "profile_export_aiperf.csv", "profile_export.jsonl.gz"):
+        rep = logscope.load([CAP / "aiperf-run.vllm-server.log", run / client]).analyze()
+        (bn,) = [f for f in rep.findings if f.code == "BN02"]
+        assert "pointing to measurement: client output tokens 8,478 vs 7,634 tokens" in bn.message, client
+        assert "BN01" not in {f.code for f in rep.findings}

@@ -185,3 +185,36 @@ def test_inference_perf_per_request_file_summarised_like_its_summary() -> None:
         assert getattr(per, f) == pytest.approx(getattr(summ, f), rel=1e-9), f
     assert per.mean_tpot_ms == pytest.approx(summ.mean_tpot_ms, rel=0.01)  # its TPOT excludes the first chunk's time
     assert per.duration_s == pytest.approx(summ.duration_s, rel=1e-9)
+
+
+def test_aiperf_json_csv_and_records_of_one_run() -> None:
+    run = CAP / "aiperf-run"
+    raw = json.loads((run / "profile_export_aiperf.json").read_text())
+    e = _one(run / "profile_export_aiperf.json")
+    assert e.client == "aiperf" and raw["aiperf_version"] == e.extra["aiperf_version"]
+    assert e.successful_requests == raw["request_count"]["avg"] == 60
+    assert e.total_output_tokens == raw["total_output_tokens"]["avg"] == 8478
+    assert e.duration_s == raw["benchmark_duration"]["avg"] and raw["benchmark_duration"]["unit"] == "sec"
+    assert e.output_tok_s == raw["output_token_throughput"]["avg"]
+    assert e.request_throughput == raw["request_throughput"]["avg"]
+    ttft = raw["time_to_first_token"]
+    assert ttft["unit"] == "ms" and (e.mean_ttft_ms, e.median_ttft_ms, e.p99_ttft_ms) == (ttft["avg"], ttft["p50"],
+                                                                                         ttft["p99"])
+    itl = raw["inter_token_latency"]  # AIPerf: (request latency - TTFT) / (OSL - 1) per request = TPOT
+    assert (e.mean_tpot_ms, e.p90_tpot_ms) == (itl["avg"], itl["p90"]) and e.mean_itl_ms is None
+    assert e.mean_e2e_ms == raw["request_latency"]["avg"]
+    assert e.extra["osl_mismatch_diff_pct_avg"] == raw["osl_mismatch_diff_pct"]["avg"]  # kept, not dropped
+    assert e.extra["start_time"] == raw["start_time"]
+    # the CSV export: the same figures at its two decimals
+    c = _one(run / "profile_export_aiperf.csv")
+    for f in ("successful_requests", "total_output_tokens", "total_input_tokens", "duration_s", "output_tok_s",
+              "mean_ttft_ms", "p95_ttft_ms", "mean_tpot_ms", "median_e2e_ms"):
+        assert getattr(c, f) == pytest.approx(getattr(e, f), abs=0.006), f
+    assert c.extra["not_kept"]["csv_sections"] == ["Endpoint,GPU_Index,GPU_Name,GPU_UUID"]
+    # the per-request records summarised: the JSON's percentiles again (numpy's linear interpolation)
+    r = _one(run / "profile_export.jsonl.gz")
+    assert r.extra["aggregated_from"] == "60 per-request records (60 ok, 0 failed)"
+    for f in ("total_output_tokens", "total_input_tokens", "mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms",
+              "p99_ttft_ms", "mean_tpot_ms", "p95_tpot_ms", "mean_e2e_ms", "p99_e2e_ms"):
+        assert getattr(r, f) == pytest.approx(getattr(e, f), rel=1e-9), f
+    assert r.duration_s == pytest.approx(e.duration_s, rel=1e-6)
