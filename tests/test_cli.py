@@ -52,11 +52,11 @@ def test_junk_inputs_exit_cleanly(tmp_path: Path) -> None:
     binary.write_bytes(os.urandom(200_000))
     cut = tmp_path / "cut.log.gz"
     cut.write_bytes(gzip.compress(LOG.read_bytes())[:3000])
-    for path, code in [(empty, 2), (binary, 2), (tmp_path / "missing.log", 2), (cut, 0)]:
+    for path, code in [(empty, 3), (binary, 3), (tmp_path / "missing.log", 3), (cut, 0)]:
         r = runner.invoke(main, ["events", str(path)])
         assert r.exit_code == code, (path, r.output)
         assert "Traceback" not in r.output
-        if code == 2:
+        if code == 3:
             assert r.output.strip().startswith("logscope: ") and r.output.count("\n") == 1
 
 

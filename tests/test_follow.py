@@ -251,4 +251,4 @@ def test_cli_follow_takes_one_log() -> None:
     from logscope.cli import main
 
     r = CliRunner().invoke(main, ["analyze", "--follow", str(VLLM), str(SGLANG)])
-    assert r.exit_code == 2 and "one LOG" in r.output
+    assert r.exit_code == 3 and "one LOG" in r.output

@@ -1,7 +1,8 @@
 """The ``logscope`` command line: arguments -> api -> renderer -> exit code.
 
-The only module that imports click. Errors reach the user as one sentence on stderr and exit code 2,
-never as a traceback.
+The only module that imports click. Errors reach the user as one sentence on stderr, never as a
+traceback. Exit codes: ``logscope.exits`` (0 pass, 1 a gate warns, 2 a gate fails, 3 no result:
+unreadable or missing input, or a usage error).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from logscope import exits
 from logscope.errors import LogscopeError
 from logscope.events import KINDS, Event
 
@@ -37,7 +39,7 @@ def friendly(fn: F) -> F:
             return fn(*args, **kwargs)
         except LogscopeError as exc:
             click.echo(f"logscope: {exc}", err=True)
-            sys.exit(2)
+            sys.exit(exits.NO_RESULT)
         except BrokenPipeError:
             sys.exit(0)
 
@@ -53,7 +55,60 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Usage errors exit with ``exits.NO_RESULT`` (3), not click's 2: 2 means a gate failed (``logscope.exits``)."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as exc:
+            setattr(exc, "exit_code", exits.NO_RESULT)  # noqa: B010 (click declares it a class variable)
+            raise
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            setattr(exc, "exit_code", exits.NO_RESULT)  # noqa: B010
+            raise
+
+
+class _Runs(click.Command):
+    """``--base A1 A2 --other B1 B2``: the values after ``--base`` / ``--other`` up to the next option
+    are each one run (click's options take one value each; this repeats the option for each)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        cur: str | None = None
+        for a in args:
+            if a in ("--base", "--other"):
+                cur = a
+                out.append(a)
+                continue
+            if cur is not None and not a.startswith("-"):
+                if out[-1] != cur:
+                    out.append(cur)
+                out.append(a)
+                continue
+            cur = None
+            out.append(a)
+        return super().parse_args(ctx, out)
+
+
+def _gate_modes(fn: F) -> F:
+    """``--strict``, ``--best-effort`` and ``--shadow`` (the exit-code contract: ``logscope.exits``)."""
+    fn = click.option("--shadow", is_flag=True,
+                      help="report-only gates: print every verdict and exit 0 whatever they say (3 stays 3)")(fn)
+    fn = click.option("--best-effort", "best_effort", is_flag=True,
+                      help="report on what could be read: inputs that are missing or cannot be opened are left out "
+                           "with a note (exit 3 only when nothing is left)")(fn)
+    fn = click.option("--strict", is_flag=True,
+                      help="exit 3 when a required input is missing: a --bench or --metrics file that gives nothing, "
+                           "a gate or a compared metric without a value")(fn)
+    return fn
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and the scanner in use, and exit (more: logscope doctor).")
 def main() -> None:
@@ -180,7 +235,8 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False),
               help="also write the figures into this directory, as PNG and SVG")
 @click.option("--fail-on", type=FAIL_ON_CHOICE, default="never", show_default=True,
-              help="exit 1 when a finding is at or above this severity (for CI)")
+              help="a gate on the findings (for CI): exit 2 when an error finding is at or above this severity, 1 when "
+                   "only warnings are")
 @click.option("--bench", "bench_files", multiple=True, type=click.Path(dir_okay=False),
               help="a benchmark client's output of this run (vllm bench serve / sglang bench_serving text or "
                    "JSON, AIPerf profile_export*.json/.csv/.jsonl, GuideLLM benchmarks.json/.yaml, genai-bench run "
@@ -192,7 +248,7 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
 @click.option("--slo", "slo", metavar="GATES",
               help="latency and error gates, e.g. 'ttft_p95<=2s,tpot_p95<=50ms,error_rate<=1%%' (ttft, tpot, itl, e2e, "
                    "queue with _mean/_p50/_p90/_p95/_p99; error_rate): each is checked against the client (--bench), "
-                   "else the metrics (--metrics); exit 1 when one fails or is unknown")
+                   "else the metrics (--metrics); exit 2 when one fails, 1 when one is unknown (3 with --strict)")
 @click.option("--follow", is_flag=True,
               help="watch LOG grow (rotation and truncation handled): a live view and new findings on stderr; "
                    "Ctrl-C prints the final report")
@@ -204,16 +260,24 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
               help="when the input holds several server lifetimes (restarts, appended logs, a folder of runs): "
                    "report on lifetime N (numbered from 1, listed in the report); default: the last one that "
                    "served traffic. Findings of every lifetime are kept")
+@_gate_modes
 @friendly
 def analyze(
     logs: tuple[str, ...], engine: str, fmt: str, output: str | None, plots_dir: str | None, fail_on: str,
     bench_files: tuple[str, ...], follow: bool, interval: float, jobs: int, lifetime: int | None,
-    metrics_files: tuple[str, ...], slo: str | None,
+    metrics_files: tuple[str, ...], slo: str | None, strict: bool, best_effort: bool, shadow: bool,
 ) -> None:
-    """Report of one run (several LOGS are one run: ranks, nodes, rotated parts)."""
+    """Report of one run (several LOGS are one run: ranks, nodes, rotated parts). Exit codes: 0 every gate
+    (--fail-on, --slo) passes, 1 one warns, 2 one fails, 3 no result (unreadable or missing input, a usage
+    error); --shadow: always 0 but for 3 (docs/contract.md)."""
     from logscope.render.formats import check_outputs, emit_report, run_figures
 
+    _modes(strict, best_effort)
     check_outputs(output, plots_dir)
+    if best_effort:
+        logs = _readable(logs)
+        bench_files = _readable(bench_files, required=False)
+        metrics_files = _readable(metrics_files, required=False)
     if slo is not None:
         from logscope.analyses.slo import SloSyntaxError, parse_slo
 
@@ -245,32 +309,84 @@ def analyze(
     emit_report(report, fmt, output, plots)
     if written:
         click.echo(f"logscope: wrote {len(written) // 2} figure(s) to {plots_dir} (PNG and SVG)", err=True)
+    code = exits.PASS
     if fail_on != "never":
-        _exit_on_findings(report.findings, fail_on)
+        code = max(code, _findings_code(report.findings, fail_on))
     if report.slo is not None:
-        _exit_on_slo(report.slo)
+        code = max(code, _slo_code(report.slo, strict))
+    if strict:
+        code = max(code, _missing_inputs(report, bench_files, metrics_files))
+    _exit(code, shadow)
 
 
-def _exit_on_slo(slo: Any) -> None:
-    """Each gate on stderr with its value and source; exit 1 when one fails or is unknown."""
+def _modes(strict: bool, best_effort: bool) -> None:
+    if strict and best_effort:
+        raise click.UsageError("--strict and --best-effort exclude each other")
+
+
+def _readable(paths: tuple[str, ...], required: bool = True) -> tuple[str, ...]:
+    """``--best-effort``: the paths that exist and can be opened (or ``-``); a note for each left out."""
+    import os
+
+    keep = []
+    for p in paths:
+        if p == "-" or (os.path.exists(p) and os.access(p, os.R_OK)):
+            keep.append(p)
+        else:
+            click.echo(f"logscope: note: --best-effort: left out {p}: missing or cannot be opened", err=True)
+    if required and paths and not keep:
+        raise LogscopeError("--best-effort: none of the inputs could be opened")
+    return tuple(keep)
+
+
+def _exit(code: int, shadow: bool) -> None:
+    if code == exits.PASS:
+        return
+    if shadow and code != exits.NO_RESULT:
+        click.echo(f"logscope: --shadow: the gates say exit {code}; exiting 0.", err=True)
+        return
+    sys.exit(code)
+
+
+def _slo_code(slo: Any, strict: bool) -> int:
+    """Each gate on stderr with its value and source; 2 when one fails, 1 when one is unknown (3 with
+    ``--strict``: its input is missing)."""
     for ck in slo.checks:
         click.echo(f"logscope: SLO {ck.status.upper()}: {ck.detail}" + (f" [source: {ck.source}]" if ck.source else ""),
                    err=True)
     if not slo.passed:
         click.echo(f"logscope: SLO: {slo.failed} gate(s) failed, {slo.unknown} unknown (unknown is not a pass).",
                    err=True)
-        sys.exit(1)
+    if slo.failed:
+        return exits.FAIL
+    if slo.unknown:
+        return exits.NO_RESULT if strict else exits.WARN
+    return exits.PASS
 
 
-def _exit_on_findings(findings: list[Any], level: str) -> None:
-    """Exit 1, with one sentence on stderr, when a finding is at or above ``level``."""
+def _findings_code(findings: list[Any], level: str) -> int:
+    """2 when a finding at error severity is at or above ``level``, 1 when only warnings are; one
+    sentence on stderr."""
     from logscope.digest import at_or_above
 
     failing = at_or_above(findings, level)
-    if failing:
-        codes = ", ".join(sorted({f.code for f in failing}))
-        click.echo(f"logscope: {len(failing)} finding(s) at or above {level}: {codes}.", err=True)
-        sys.exit(1)
+    if not failing:
+        return exits.PASS
+    codes = ", ".join(sorted({f.code for f in failing}))
+    click.echo(f"logscope: {len(failing)} finding(s) at or above {level}: {codes}.", err=True)
+    return exits.FAIL if any(f.severity == "error" for f in failing) else exits.WARN
+
+
+def _missing_inputs(report: Any, bench_files: tuple[str, ...], metrics_files: tuple[str, ...]) -> int:
+    """``--strict``: 3 when a --bench file gave no client result or --metrics gave no metrics."""
+    missing = []
+    if bench_files and report.bench is None:
+        missing.append(f"--bench {', '.join(bench_files)} gave no client result")
+    if metrics_files and report.metrics is None:
+        missing.append(f"--metrics gave nothing ({report.not_applicable.get('metrics', 'no scrape')})")
+    for m in missing:
+        click.echo(f"logscope: --strict: {m}.", err=True)
+    return exits.NO_RESULT if missing else exits.PASS
 
 
 def _load_run(paths: list[str], engine: str, jobs: int = 1) -> Any:
@@ -284,9 +400,14 @@ def _load_run(paths: list[str], engine: str, jobs: int = 1) -> Any:
         return load_for_report(paths, engine, stats=stats, jobs=jobs)
 
 
-@main.command("compare")
-@click.argument("base")
-@click.argument("other")
+@main.command("compare", cls=_Runs)
+@click.argument("base", required=False)
+@click.argument("other", required=False)
+@click.option("--base", "base_runs", multiple=True, metavar="RUN...",
+              help="BASE's runs (repeats of one setup): log files, each one run with the client results beside it "
+                   "(same name stem), or a folder whose *.log files are each one run; the runs are the verdicts' "
+                   "samples. Instead of BASE OTHER, with --other")
+@click.option("--other", "other_runs", multiple=True, metavar="RUN...", help="OTHER's runs, as --base")
 @click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
 @click.option("--label", "labels", multiple=True, help="a name for BASE, then (given again) for OTHER")
 @click.option("--format", "fmt", type=REPORT_FORMAT_CHOICE, default="text", show_default=True)
@@ -298,29 +419,130 @@ def _load_run(paths: list[str], engine: str, jobs: int = 1) -> Any:
 @click.option("--bench", "bench_files", nargs=2, type=click.Path(dir_okay=False), default=None,
               metavar="BASE_CLIENT OTHER_CLIENT",
               help="the benchmark clients' outputs (text or --save-result JSON) of BASE and of OTHER: their workloads "
-                   "are compared (not an A/B test when output length, prompts, concurrency or rate differ)")
+                   "are compared (not an A/B test when output length, prompts, concurrency or rate differ) and their "
+                   "latencies set side by side with verdicts")
+@click.option("--metrics", "metrics_files", nargs=2, type=click.Path(exists=True), default=None,
+              metavar="BASE_SCRAPES OTHER_SCRAPES",
+              help="the servers' saved Prometheus /metrics scrapes of BASE and of OTHER: latency percentiles side by "
+                   "side (where no client result gives them)")
+@click.option("--threshold", default="5%", show_default=True, metavar="PCT",
+              help="the verdicts' threshold: OTHER worse than BASE by more than this fails (5%, 5 or 0.05)")
+@_gate_modes
 @friendly
 def compare_command(
-    base: str, other: str, engine: str, labels: tuple[str, ...], fmt: str, output: str | None, plots_dir: str | None,
-    jobs: int, bench_files: tuple[str, str] | None,
+    base: str | None, other: str | None, base_runs: tuple[str, ...], other_runs: tuple[str, ...], engine: str,
+    labels: tuple[str, ...], fmt: str, output: str | None, plots_dir: str | None, jobs: int,
+    bench_files: tuple[str, str] | None, metrics_files: tuple[str, str] | None, threshold: str, strict: bool,
+    best_effort: bool, shadow: bool,
 ) -> None:
-    """Two runs side by side: BASE and OTHER (each a log file, .gz or directory), and how much slower OTHER
-    decodes (BASE / OTHER of the stable decode rate, by mean, median and peak)."""
-    from logscope.analyses.compare import compare
+    """Two runs side by side: BASE and OTHER (each a log file, .gz or directory), how much slower OTHER decodes
+    (BASE / OTHER of the stable decode rate, by mean, median and peak), and a verdict per headline metric (PASS,
+    FAIL, INCONCLUSIVE against --threshold, with a 90 % interval). Several runs per side: --base A1 A2 --other
+    B1 B2. Exit codes: 0 every verdict passes, 1 one is inconclusive, 2 one fails, 3 no result (unreadable or
+    missing input, a usage error); --shadow: always 0 but for 3 (docs/contract.md)."""
+    from logscope.analyses.compare import compare_runs
+    from logscope.analyses.verdict import parse_threshold
     from logscope.render.formats import check_outputs, compare_figures, emit_compare
 
+    _modes(strict, best_effort)
     if len(labels) > 2:
         raise click.UsageError("--label is given at most twice: BASE's name, then OTHER's")
+    try:
+        threshold_pct = parse_threshold(threshold)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--threshold") from None
+    if base_runs or other_runs:
+        if base is not None or not (base_runs and other_runs):
+            raise click.UsageError("give BASE OTHER, or --base RUN... and --other RUN... (not both)")
+        if bench_files or metrics_files:
+            raise click.UsageError("with --base/--other, each run's client results and scrapes sit beside its log "
+                                   "(same name stem); --bench and --metrics are for BASE OTHER")
+        groups_b, groups_o = _run_groups(base_runs, best_effort), _run_groups(other_runs, best_effort)
+    else:
+        if base is None or other is None:
+            raise click.UsageError("give BASE OTHER, or --base RUN... and --other RUN...")
+        clients = [[f] for f in bench_files] if bench_files else [[], []]
+        scrapes = [[f] for f in metrics_files] if metrics_files else [[], []]
+        groups_b, groups_o = [([base, *clients[0]], scrapes[0])], [([other, *clients[1]], scrapes[1])]
     check_outputs(output, plots_dir)
-    clients = [[f] for f in bench_files] if bench_files else [[], []]
-    # each side's last lifetime that served traffic (an input may hold several: restarts, appended logs)
-    run_a = _load_run([base, *clients[0]], engine, jobs).lifetime()
-    run_b = _load_run([other, *clients[1]], engine, jobs).lifetime()
-    cmp = compare(run_a, run_b, labels=list(labels) or None)
-    plots, written = compare_figures(run_a, run_b, cmp, fmt, plots_dir)
+    # each run's last lifetime that served traffic (an input may hold several: restarts, appended logs)
+    runs_b = [_load_run(files, engine, jobs).lifetime() for files, _ in groups_b]
+    runs_o = [_load_run(files, engine, jobs).lifetime() for files, _ in groups_o]
+    cmp = compare_runs(runs_b, runs_o, labels=list(labels) or None, threshold_pct=threshold_pct,
+                       metrics=([m for _, m in groups_b], [m for _, m in groups_o]))
+    plots, written = compare_figures(runs_b[0], runs_o[0], cmp, fmt, plots_dir)
     emit_compare(cmp, fmt, output, plots)
     if written:
         click.echo(f"logscope: wrote {len(written) // 2} figure(s) to {plots_dir} (PNG and SVG)", err=True)
+    _exit(_verdict_code(cmp, strict, bench_files, metrics_files), shadow)
+
+
+def _verdict_code(cmp: Any, strict: bool, bench_files: Any, metrics_files: Any) -> int:
+    """The comparison's verdict on stderr and its code (``exits.VERDICT_CODES``); with ``--strict``, 3 when a
+    client or metrics input gave nothing or a metric is measured on one side only."""
+    v = cmp.verdicts
+    click.echo(f"logscope: verdict {v.verdict}: {v.reason} (threshold {v.threshold_pct:g} %).", err=True)
+    code = exits.VERDICT_CODES[v.verdict]
+    if strict:
+        missing = [f"{m.metric}: {m.reason}" for m in v.metrics if m.base is None or m.other is None]
+        for role in ("base", "other"):
+            sec = cmp.sections.get("bench", {}).get(role)
+            if bench_files and sec is None:
+                missing.append(f"--bench gave no client result for {role.upper()}")
+            if metrics_files and role in cmp.not_applicable.get("metrics", {}):
+                missing.append(f"--metrics gave nothing for {role.upper()}: {cmp.not_applicable['metrics'][role]}")
+        if not v.metrics:
+            missing.append("no metric both runs measure")
+        for m in missing:
+            click.echo(f"logscope: --strict: {m}.", err=True)
+        if missing:
+            code = exits.NO_RESULT
+    return code
+
+
+_LOG_SUFFIXES = (".log", ".log.gz")
+_SCRAPES = (".scrapes.", ".metrics.", "_metrics.", "_scrapes.")
+
+
+def _run_groups(items: tuple[str, ...], best_effort: bool) -> list[tuple[list[str], list[str]]]:
+    """Each run of a side: (its files: the log and the client results beside it, its metrics scrapes).
+    An item is a log file (a run), a folder (each ``*.log``/``*.log.gz`` in it a run), or a client result
+    or scrape file of a run given too (joined to the log whose name stem it starts with)."""
+    import os
+
+    def beside(log: str) -> list[str]:  # the files of its folder named after its stem: X.client.json, X_client.txt
+        d, stem = os.path.split(log)
+        stem = stem.removesuffix(".gz").removesuffix(".log")
+        return sorted(os.path.join(d, f) for f in os.listdir(d or ".") if f.startswith((stem + ".", stem + "_"))
+                      and not f.endswith(_LOG_SUFFIXES) and os.path.isfile(os.path.join(d, f)))
+
+    files: list[str] = []
+    for it in items:
+        if os.path.isdir(it):
+            files += sorted(os.path.join(it, f) for f in os.listdir(it) if os.path.isfile(os.path.join(it, f)))
+        elif best_effort and not (os.path.exists(it) and os.access(it, os.R_OK)):
+            click.echo(f"logscope: note: --best-effort: left out {it}: missing or cannot be opened", err=True)
+        else:
+            files.append(it)
+            if it.endswith(_LOG_SUFFIXES) and os.path.isfile(it):
+                files += [f for f in beside(it) if f not in files and f not in items]
+    logs = [f for f in files if f.endswith(_LOG_SUFFIXES)] or [f for f in files if os.path.isfile(f)][:1]
+    groups: dict[str, tuple[list[str], list[str]]] = {f: ([f], []) for f in logs}
+    stems = sorted(((os.path.basename(f).removesuffix(".gz").removesuffix(".log"), f) for f in logs),
+                   key=lambda x: -len(x[0]))
+    for f in files:
+        if f in groups:
+            continue
+        name = os.path.basename(f)
+        owner = next((log for stem, log in stems if name.startswith((stem + ".", stem + "_"))), None)
+        if owner is None:
+            if any(f == it for it in items):
+                raise LogscopeError(f"{f}: no log of this side has its name stem; name it after its run's log")
+            continue  # a folder's other file
+        (groups[owner][1] if any(x in name for x in _SCRAPES) else groups[owner][0]).append(f)
+    if not groups:
+        raise LogscopeError(f"no run in {', '.join(items)}")
+    return list(groups.values())
 
 
 @main.command("metrics")

@@ -2,7 +2,7 @@
 
 
 class LogscopeError(Exception):
-    """Base of every error logscope raises; the CLI prints it as one sentence and exits 2."""
+    """Base of every error logscope raises; the CLI prints it as one sentence and exits 3 (no result: ``logscope.exits``)."""
 
 
 class UnreadableInput(LogscopeError):

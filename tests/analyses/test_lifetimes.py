@@ -150,7 +150,7 @@ def test_cli_lifetime_option_and_formats(tmp_path: Path) -> None:
     assert d["analyzed_lifetime"]["index"] == 1 and len(d["lifetimes"]) == 2
     assert d["stable_decode"] is None and d["cold_start"]["total_s"] is None
     r = CliRunner().invoke(main, ["analyze", log, "--lifetime", "3"])
-    assert r.exit_code == 2 and "there is no lifetime 3" in r.output
+    assert r.exit_code == 3 and "there is no lifetime 3" in r.output
     for fmt in ("text", "markdown", "html"):
         r = CliRunner().invoke(main, ["analyze", log, "--format", fmt])
         flat = " ".join(r.output.split())

@@ -164,7 +164,7 @@ def test_cli_analyze_and_metrics() -> None:
     out = runner.invoke(main, ["metrics", str(SERIES), "--log", str(LOG), "--format", "json"])
     assert out.exit_code == 0 and json.loads(out.output)["cross_check"]["inconsistent"] == 0
     out = runner.invoke(main, ["metrics", str(LOG)])  # a log is no exposition text
-    assert out.exit_code == 2 and "no Prometheus scrape" in out.output
+    assert out.exit_code == 3 and "no Prometheus scrape" in out.output
 
 
 def test_slo_gates() -> None:
@@ -205,8 +205,8 @@ def test_cli_slo_exit_codes() -> None:
     assert ok.exit_code == 0, ok.output
     assert "SLO PASS: ttft_p95 984.21 ms <= 2000 ms" in ok.stderr
     fail = runner.invoke(main, [*base, "--slo", "ttft_p95<=2s,tpot_p95<=50ms,error_rate<=1%"])
-    assert fail.exit_code == 1 and "SLO FAIL: tpot_p95 71.67 ms <= 50 ms" in fail.stderr
+    assert fail.exit_code == 2 and "SLO FAIL: tpot_p95 71.67 ms <= 50 ms" in fail.stderr
     assert json.loads(fail.stdout)["slo"]["failed"] == 1
     unknown = runner.invoke(main, ["analyze", str(LOG), "--slo", "ttft_p95<=2s"])
     assert unknown.exit_code == 1 and "SLO UNKNOWN" in unknown.stderr
-    assert runner.invoke(main, ["analyze", str(LOG), "--slo", "ttft<=2s"]).exit_code == 2
+    assert runner.invoke(main, ["analyze", str(LOG), "--slo", "ttft<=2s"]).exit_code == 3  # a usage error

@@ -26,9 +26,9 @@ def test_rules_code_prints_the_docs_page() -> None:
         assert r.output == rule_page(all_rules()[[c.code for c in all_rules()].index("KV01")])
 
 
-def test_unknown_rule_is_one_sentence_and_exit_2() -> None:
+def test_unknown_rule_is_one_sentence_and_exit_3() -> None:
     r = CliRunner().invoke(main, ["rules", "XX99"])
-    assert r.exit_code == 2
+    assert r.exit_code == 3  # no result (logscope.exits)
     assert r.output.startswith("logscope: ") and r.output.count("\n") == 1 and "XX99" in r.output
 
 
@@ -42,7 +42,8 @@ def test_fail_on() -> None:
     r = runner.invoke(main, ["analyze", warn_only, "--fail-on", "warning"])
     assert r.exit_code == 1
     assert "logscope: 1 finding(s) at or above warning: TK01." in r.output
-    assert runner.invoke(main, ["analyze", crashed, "--fail-on", "error"]).exit_code == 1
+    assert runner.invoke(main, ["analyze", crashed, "--fail-on", "error"]).exit_code == 2  # an error finding fails
+    assert runner.invoke(main, ["analyze", crashed, "--fail-on", "warning"]).exit_code == 2
     assert runner.invoke(main, ["analyze", clean, "--fail-on", "warning"]).exit_code == 0
     r = runner.invoke(main, ["analyze", clean, "--fail-on", "bogus"])
-    assert r.exit_code == 2
+    assert r.exit_code == 3  # a usage error

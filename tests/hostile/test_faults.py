@@ -53,10 +53,10 @@ def test_fake_and_corrupt_gz(tmp_path: Path) -> None:
     plain = tmp_path / "plain.log.gz"  # named .gz, holds plain text: read as text
     plain.write_bytes(LOG.read_bytes())
     assert _kinds(plain) == _kinds(LOG)
-    corrupt = tmp_path / "corrupt.log.gz"  # gzip's magic, then garbage: one sentence, exit 2
+    corrupt = tmp_path / "corrupt.log.gz"  # gzip's magic, then garbage: one sentence, exit 3
     corrupt.write_bytes(b"\x1f\x8b\x08\x00" + os.urandom(4096))
     r = _run(["analyze", str(corrupt)])
-    assert r.returncode == 2 and "Traceback" not in r.stderr and "corrupt" in r.stderr
+    assert r.returncode == 3 and "Traceback" not in r.stderr and "corrupt" in r.stderr
 
 
 def test_named_pipe_and_stdin(tmp_path: Path) -> None:

@@ -141,5 +141,5 @@ def test_compare_jobs_gives_the_serial_comparison(monkeypatch: pytest.MonkeyPatc
     assert chunks.can_split(a, 2) and chunks.can_split(b, 2)
     one = CliRunner().invoke(main, ["compare", a, b, "--format", "json"])
     two = CliRunner().invoke(main, ["compare", a, b, "--format", "json", "--jobs", "2"])
-    assert one.exit_code == two.exit_code == 0
+    assert one.exit_code == two.exit_code == 2  # verdict FAIL: 200K decodes 67 % slower (logscope.exits)
     assert one.output == two.output and "stable" in one.output

@@ -269,9 +269,9 @@ def test_cli_ingest(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["ingest", str(CASE / "vllm-64k.log"), "--out", str(store)])
     assert r.exit_code == 0 and "ingested 0 run(s)" in r.output and "skipped 1 file(s)" in r.output
     r = CliRunner().invoke(main, ["ingest", str(tmp_path / "nope.log"), "--out", str(store)])
-    assert r.exit_code == 2 and "no such file" in r.output
+    assert r.exit_code == 3 and "no such file" in r.output
     r = CliRunner().invoke(main, ["ingest", str(CASE), "--out", str(store), "--jobs", "2", "--dask-scheduler", "x:1"])
-    assert r.exit_code == 2 and "exclude each other" in r.output
+    assert r.exit_code == 3 and "exclude each other" in r.output
     bad = tmp_path / "empty.log"
     bad.write_bytes(b"")
     r = CliRunner().invoke(main, ["ingest", str(bad), "--out", str(store)])

@@ -12,16 +12,19 @@ peak over a 200K mean reads 3.29x where mean over mean is 3.07x).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.abguard import SPEC, NotAb, not_ab
-from logscope.analyses.base import RunData, RunLike, median
+from logscope.analyses.base import NotApplicable, RunData, RunLike, median
+from logscope.analyses.compare_verdicts import Side, Verdicts, verdicts
 from logscope.analyses.prefill import chunk_series
 from logscope.analyses.report import SECTIONS, Report, build_report
 from logscope.analyses.settings import COMPARED, label
+from logscope.analyses.verdict import DEFAULT_THRESHOLD_PCT
 
 
 class RunInfo(BaseModel):
@@ -102,6 +105,11 @@ class Comparison(BaseModel):
     not_ab: list[NotAb] = Field(default_factory=list, description=(
         "why BASE and OTHER are not an A/B test of one change (empty: no reason found); the context length is "
         "the variable under test and is never a reason (degradation.context_ratio)"))
+    verdicts: Verdicts | None = Field(None, description=(
+        "each headline metric's change OTHER vs BASE with its confidence interval and PASS / FAIL / INCONCLUSIVE "
+        "against the threshold (analyses/verdict.py), over the runs of each side"))
+    runs: dict[str, list[list[str]]] = Field(default_factory=dict, description=(
+        "with several runs per side: each run's files, by side (base, other); the sections show the first run"))
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -347,14 +355,48 @@ def _served(run: RunLike | RunData) -> RunLike | RunData:
     return pick() if callable(pick) else run
 
 
+def _side(run: RunLike | RunData, metrics: Sequence[str] = ()) -> tuple[RunLike | RunData, RunData, Report, Side]:
+    run = _served(run)
+    data = RunData.of(run)
+    rep = build_report(run)
+    ms = None
+    if metrics:
+        from logscope.analyses.metrics import metrics_section
+        from logscope.parsers.prometheus import read_metrics
+
+        res = metrics_section(read_metrics(list(metrics)), data.events)
+        if isinstance(res, NotApplicable):
+            rep.not_applicable["metrics"] = res.reason
+        else:
+            rep.metrics = ms = res
+    return run, data, rep, Side(data, rep, ms)
+
+
 def compare(
     run_a: RunLike | RunData, run_b: RunLike | RunData, labels: list[str] | tuple[str, ...] | None = None,
+    *, threshold_pct: float = DEFAULT_THRESHOLD_PCT, metrics: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> Comparison:
     """Compare two runs: BASE (``run_a``) and OTHER (``run_b``). A run whose input holds several server
-    lifetimes is compared by its last lifetime that served traffic (``Run.lifetime()``)."""
-    run_a, run_b = _served(run_a), _served(run_b)
-    da, db = RunData.of(run_a), RunData.of(run_b)
-    a, b = build_report(run_a), build_report(run_b)
+    lifetimes is compared by its last lifetime that served traffic (``Run.lifetime()``). ``metrics``:
+    each side's saved Prometheus scrapes; ``threshold_pct``: the verdicts' threshold (percent)."""
+    return compare_runs([run_a], [run_b], labels, threshold_pct=threshold_pct,
+                        metrics=None if metrics is None else ([metrics[0]], [metrics[1]]))
+
+
+def compare_runs(
+    base_runs: Sequence[RunLike | RunData], other_runs: Sequence[RunLike | RunData],
+    labels: list[str] | tuple[str, ...] | None = None, *, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+    metrics: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = None,
+) -> Comparison:
+    """Compare BASE's runs with OTHER's (repeats of each setup): the sections side by side for the first
+    run of each side, the verdicts over all of them (the runs are the samples). ``metrics``: each run's
+    saved Prometheus scrapes, by side, in the order of the runs."""
+    if not base_runs or not other_runs:
+        raise ValueError("compare needs at least one run per side")
+    mb, mo = metrics or ((), ())
+    sides_b = [_side(r, mb[i] if i < len(mb) else ()) for i, r in enumerate(base_runs)]
+    sides_o = [_side(r, mo[i] if i < len(mo) else ()) for i, r in enumerate(other_runs)]
+    (_, da, a, _), (_, db, b, _) = sides_b[0], sides_o[0]
     names = list(labels or [])
     for i, d in enumerate((da, db)):
         if len(names) <= i:
@@ -364,8 +406,10 @@ def compare(
     sections = {
         s: {"base": a.to_dict()[s], "other": b.to_dict()[s]} for s in (*SECTIONS, "bench", "decode_under_load")
     }
+    if a.metrics is not None or b.metrics is not None:
+        sections["metrics"] = {"base": a.to_dict()["metrics"], "other": b.to_dict()["metrics"]}
     na = {s: {k: v for k, v in (("base", a.not_applicable.get(s)), ("other", b.not_applicable.get(s))) if v}
-          for s in (*SECTIONS, "decode_under_load") if s in a.not_applicable or s in b.not_applicable}
+          for s in (*SECTIONS, "decode_under_load", "metrics") if s in a.not_applicable or s in b.not_applicable}
     diffs = _differences(da, db)
     deg = _degradation(a, b, da, db)
     ctx = deg.context_ratio if deg.context_ratio is not None else _context_ratio(a, b, da, db)
@@ -379,9 +423,24 @@ def compare(
         one_sided = [d.label for d in diffs if not d.both_printed and d.setting not in said]
         if one_sided:
             warning += f" Printed by one log only: {', '.join(one_sided)}."
+    block = [r.reason for r in reasons] + _within(sides_b, "BASE") + _within(sides_o, "OTHER")
+    ver = verdicts([s for *_, s in sides_b], [s for *_, s in sides_o], threshold_pct, block)
+    runs = {}
+    if len(sides_b) > 1 or len(sides_o) > 1:
+        runs = {"base": [d.files for _, d, _, _ in sides_b], "other": [d.files for _, d, _, _ in sides_o]}
     return Comparison(
         base=RunInfo(label=names[0], engine=da.engine, engine_version=da.engine_version, files=da.files),
         other=RunInfo(label=names[1], engine=db.engine, engine_version=db.engine_version, files=db.files),
         labels=names[:2], degradation=deg, sections=sections, not_applicable=na,
-        summary=_summary(a, b), config_differences=diffs, warning=warning, not_ab=reasons,
+        summary=_summary(a, b), config_differences=diffs, warning=warning, not_ab=reasons, verdicts=ver, runs=runs,
     )
+
+
+def _within(sides: Sequence[tuple[Any, RunData, Report, Side]], role: str) -> list[str]:
+    """Why the runs of one side are not repeats of one setup (``not_ab`` between its first run and each other)."""
+    out = []
+    _, d0, r0, _ = sides[0]
+    for i, (_, d, r, _) in enumerate(sides[1:], start=2):
+        for x in not_ab(d0, d, r0, r, None, _norm, COMPARED):
+            out.append(f"{role} run {i} differs from its run 1: {x.reason}")
+    return out

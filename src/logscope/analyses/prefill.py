@@ -23,7 +23,7 @@ from collections import Counter
 from typing import Any
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from logscope.analyses.base import NotApplicable, Result, RunData, is_gap, mean, median, r
 from logscope.analyses.decode import StableDecode, pure_decode
@@ -102,6 +102,12 @@ class Prefill(Result):
     measure: str = Field("prefill_speed", description='"prefill_speed" (SGLang: each prefill batch\'s own rate) or '
                                                       '"offered_prompt_load" (vLLM: prompt tokens per second averaged '
                                                       'over each stats window, idle time included)')
+    # the rates behind mean/median/min/max, in time order (not in the report: ``compare``'s verdicts use them)
+    _values: list[float] = PrivateAttr(default_factory=list)
+
+    @property
+    def values_tok_s(self) -> list[float]:
+        return self._values
 
 
 def _stats(vals: list[float]) -> RateStats:
@@ -148,8 +154,10 @@ def _vllm_prefill(data: RunData) -> Prefill | NotApplicable:
         method += (f"; `sustained` keeps the {len(sustained)} window(s) whose neighbours were also prefilling "
                    f"(inside a burst)")
     method += ". vLLM prints no per-chunk lines, so there is no chunk series."
-    return Prefill(method=method, source=f"vLLM stats lines ({s.label})", sustained=sus, measure="offered_prompt_load",
-                   chunk_size=data.settings.int("chunk_size"), **st.model_dump())
+    res = Prefill(method=method, source=f"vLLM stats lines ({s.label})", sustained=sus, measure="offered_prompt_load",
+                  chunk_size=data.settings.int("chunk_size"), **st.model_dump())
+    res._values = vals
+    return res
 
 
 IDLE_GAP_S = 10.0
@@ -285,8 +293,10 @@ def _sglang_prefill(data: RunData) -> Prefill | NotApplicable:
         method += " " + note + "."
     st = _stats(vals)
     decays = [c.decay_pct for c in series]
-    return Prefill(method=method, source="SGLang Prefill batch lines", chunk_size=chunk, chunk_series=series,
-                   chunk_decay_median_pct=r(median(decays), 1) if decays else None, **st.model_dump())
+    res = Prefill(method=method, source="SGLang Prefill batch lines", chunk_size=chunk, chunk_series=series,
+                  chunk_decay_median_pct=r(median(decays), 1) if decays else None, **st.model_dump())
+    res._values = vals
+    return res
 
 
 def decode_starvation(data: RunData, stable: StableDecode | NotApplicable) -> DecodeStarvation | NotApplicable:

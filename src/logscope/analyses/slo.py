@@ -15,7 +15,8 @@ Where a value comes from, first found wins, and the check says which:
 3. otherwise the gate is ``unknown`` (the log of a vLLM/SGLang server prints no per-request latency
    in its default format), never ``pass``.
 
-A run passes when every gate passes; a failing or unknown gate makes ``analyze`` exit 1.
+A run passes when every gate passes; a failing gate makes ``analyze`` exit 2, an unknown one 1 (3 with
+``--strict``; ``logscope.exits``).
 """
 
 from __future__ import annotations

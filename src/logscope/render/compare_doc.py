@@ -49,6 +49,9 @@ def compare_doc(cmp: Any, level: int = 0, *, figures: tuple[str, ...] = (), summ
     if cmp.warning:
         out.append(Para(prose(cmp.warning), "warn"))
 
+    if getattr(cmp, "verdicts", None) is not None:
+        out += verdict_blocks(cmp.verdicts, level)
+
     deg = cmp.degradation
     out.append(Heading(2, (t("Decode degradation"),), "degradation"))
     if deg.not_applicable:
@@ -105,4 +108,51 @@ def compare_doc(cmp: Any, level: int = 0, *, figures: tuple[str, ...] = (), summ
             m = next((v.get("method") for v in (sec.get("base"), sec.get("other")) if isinstance(v, dict)), None)
             if m:
                 out.append(Para((b(f"{title}: "), *prose(str(m))), "method"))
+    return out
+
+
+_CHANGE_SPLIT = ". The change itself: "
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:+.1f} %"
+
+
+def verdict_blocks(v: Any, level: int = 0) -> list[Block]:
+    """The verdicts (``analyses.compare_verdicts.Verdicts``): the overall one, a line per metric, why the
+    undecided ones are undecided, the load of each side and (level 0) the method."""
+    runs = ("" if v.runs_base == v.runs_other == 1
+            else f", {v.runs_base} run(s) BASE vs {v.runs_other} OTHER, the runs are the samples")
+    out: list[Block] = [Heading(2, (t(f"Verdict: {v.verdict}"),), "verdicts")]
+    out.append(Para(prose(f"{v.reason}. Threshold {v.threshold_pct:g} % (OTHER worse than BASE by more than it "
+                          f"fails), {v.level:.0%} confidence intervals{runs}."), "warn" if v.verdict == "FAIL" else "p"))
+    rows: list[tuple[Cell, ...]] = []
+    for m in v.metrics:
+        ci = "n/a" if m.ci_low_pct is None else f"{m.ci_low_pct:+.1f} .. {m.ci_high_pct:+.1f} %"
+        rows.append(((t(m.label),), (t(num(m.base)),), (t(num(m.other)),), (t(_pct(m.change_pct)),), (t(ci),),
+                     (b(m.verdict),), (t(m.method),)))
+    if rows:
+        out.append(Table(("metric", "BASE", "OTHER", "change", "interval", "verdict", "samples"), rows,
+                         (False, True, True, True, True, False, False)))
+        dec = next((m for m in v.metrics if m.metric == "decode_tok_s"), None)
+        if dec is not None and level == 0:
+            out.append(Para(prose(f"Decode samples: {dec.source}."), "note"))
+    # why the undecided ones are undecided, each distinct reason once, with the metrics it holds for
+    why: dict[str, list[str]] = {}
+    for m in v.metrics:
+        if m.verdict == "PASS":
+            continue
+        head = m.reason.split(_CHANGE_SPLIT)[0] if _CHANGE_SPLIT in m.reason else None
+        if head is None and m.ci_low_pct is not None:
+            continue  # decided by the interval alone: the table's numbers say it
+        why.setdefault(head or m.reason, []).append(m.metric)
+    for reason, names in why.items():
+        out.append(Para((b(f"{', '.join(names)}: "), *prose(reason)), "note"))
+    load = v.equal_load
+    if load is not None:
+        shown = " / ".join(f"{x:g}" for x in load.base), " / ".join(f"{x:g}" for x in load.other)
+        out.append(Para(prose(f"Load: BASE {shown[0]}, OTHER {shown[1]} ({load.source}): "
+                              + ("equal." if load.matched else "not equal, so no verdict compares them.")), "note"))
+    if level == 0:
+        out.append(Para((b("Verdict method: "), *prose(v.method)), "method"))
     return out

@@ -119,7 +119,9 @@ def comparison_repr(cmp: Any) -> str:
                  f"{num(deg.ratio_peak)}x by peak")
     else:
         ratio = f"degradation not applicable ({deg.not_applicable or 'no stable decode in one run'})"
-    return f"<logscope.Comparison {cmp.base.label} vs {cmp.other.label}: {ratio}; .to_json() for everything>"
+    v = getattr(cmp, "verdicts", None)
+    verdict = f"; verdict {v.verdict} at {v.threshold_pct:g} %" if v is not None else ""
+    return f"<logscope.Comparison {cmp.base.label} vs {cmp.other.label}: {ratio}{verdict}; .to_json() for everything>"
 
 
 def comparison_html(cmp: Any) -> str:
