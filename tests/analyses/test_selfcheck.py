@@ -163,3 +163,13 @@ def test_real_aiperf_retokenizing_is_flagged_as_measurement() -> None:
         (bn,) = [f for f in rep.findings if f.code == "BN02"]
         assert "pointing to measurement: client output tokens 8,478 vs 7,634 tokens" in bn.message, client
         assert "BN01" not in {f.code for f in rep.findings}
+
+
+def test_the_report_shows_its_self_check() -> None:
+    from logscope.render.markdown import render_markdown
+
+    rep = logscope.load([CAP / "aiperf-run.vllm-server.log", CAP / "aiperf-run" / "profile_export_aiperf.json"]).analyze()
+    md = render_markdown(rep, skipped_figures=None)
+    assert "| result | self-check | client | server | unit | verdict |" in md
+    assert "| token accounting | 8,478 | 7,634 | tokens | points to measurement |" in md
+    assert "| latency identity | 15,302.8 | 15,306 | ms | ok |" in md

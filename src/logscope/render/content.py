@@ -646,7 +646,31 @@ def _bench(bs: Any, level: int) -> list[Block]:
     for r in bs.results:
         for v in r.sanity.violations:
             out.append(Para(prose(f"{line_ref(r.file, r.line)}: {v.message}"), "warn"))
+    out += _self_check(bs, level)
     return out + _method(bs)
+
+
+def _self_check(bs: Any, level: int) -> list[Block]:
+    """The client's figures against the engine's log (analyses/selfcheck.py): one row per check made."""
+    rows: list[tuple[Cell, ...]] = []
+    notes: list[Block] = []
+    for r in bs.results:
+        sc = getattr(r, "self_check", None)
+        if sc is None:
+            continue
+        for ck in sc.checks:
+            rows.append(((c(line_ref(r.file, r.line)),), (t(ck.name.replace("_", " ")),), (t(num(ck.client)),),
+                         (t(num(ck.server)),), (t(ck.unit),),
+                         (t("ok" if ck.ok else f"points to {ck.points_to}"),)))
+            if not ck.ok:
+                notes.append(Para(prose(f"{line_ref(r.file, r.line)}: {ck.message}"), "warn"))
+        if level <= 1:
+            for name, why in sc.not_applicable.items():
+                notes.append(Para(prose(f"Self-check {name.replace('_', ' ')}: not made ({why})."), "method"))
+    if not rows:
+        return notes
+    return [Table(("result", "self-check", "client", "server", "unit", "verdict"), rows,
+                  (False, False, True, True, False, False)), *notes]
 
 
 def _stalls(st: Any, level: int) -> list[Block]:
