@@ -247,7 +247,11 @@ def self_check(r: BenchResult, spans: list[EngineSpan] | None = None, how: str =
     # -- latency identity ---------------------------------------------------------------------------
     e2e, ttft = r.mean_e2e_ms, r.mean_ttft_ms
     if e2e is None or ttft is None or tokens is None or not n:
-        na["latency_identity"] = "needs the client's mean e2e, mean TTFT, output tokens and request count"
+        missing = [w for w, v in (("mean e2e latency", e2e), ("mean TTFT", ttft), ("total output tokens", tokens),
+                                  ("successful requests", n)) if not v]
+        na["latency_identity"] = (f"the client file gives no {' and no '.join(missing)}"
+                                  + (" (vllm bench serve prints e2e only with --percentile-metrics ...,e2el)"
+                                     if e2e is None and r.client == "vllm" else ""))
     elif r.mean_tpot_ms is None and r.mean_itl_ms is None:
         na["latency_identity"] = "the client file gives neither TPOT nor ITL"
     else:
