@@ -2,10 +2,9 @@
 
 What goes where:
 
-* ``run``: ``uid`` a hash of the input files' names and the lines read; ``time`` the analysed lifetime's
-  first and last printed stamps (vLLM prints no year or zone: the stamps are written as printed, with
-  the year of the analysis run only when the log gives none; ``duration`` from the client when there
-  is one, else the engine's stretch is not a benchmark duration and is left out);
+* ``run``: ``uid`` a hash of the input files' names and the lines read; ``time.duration`` the
+  client's benchmark duration when there is a client result (the engine log's stamps carry no year or
+  zone, so ``time.start`` / ``time.end`` are left out rather than guessed);
 * ``scenario.stack``: one ``inference_engine`` component, the engine and version the log names, its
   parallelism from the effective configuration, model and accelerator ``unknown`` (the log lines
   logscope reads do not name them in a fixed form);
