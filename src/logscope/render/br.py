@@ -13,8 +13,8 @@ What goes where:
   client's, never the engine's, in the schema's units (ms, tokens/s); mean input and output lengths are
   the client's totals / successful requests (distribution ``other``: the files give no distribution);
   without an input total the load section (whose schema requires one) is left out;
-* ``results.observability``: the engine's own decode figures, where the log has them (requests
-  running in the stable decode stretch, KV cache usage) under the engine component's label.
+* ``results.observability``: the engine's own figure where the log has it: the requests running in
+  its stable decode stretch (``running_requests``), under the engine component's label.
 
 ``build_br`` returns the dict; ``render_br`` validates it with the package (when installed: the
 ``br`` extra) and writes it as JSON. Unknown stays out: no field is filled with a zero.
