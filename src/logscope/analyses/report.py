@@ -20,6 +20,7 @@ from logscope.analyses.decode_load import DecodeUnderLoad, decode_under_load
 from logscope.analyses.disturbances import Disturbances, disturbances
 from logscope.analyses.effective import ConfigValue, effective_config
 from logscope.analyses.kv import KvPool, kv_pool
+from logscope.analyses.kvsat import KvEpisode, kv_saturation
 from logscope.analyses.lifetimes import Lifetime, LifetimeChoice
 from logscope.analyses.metrics import MetricsSection
 from logscope.analyses.prefill import Prefill, prefill
@@ -83,6 +84,9 @@ class Report(BaseModel):
     effective_config: dict[str, ConfigValue] | None = Field(
         None, description="the values the engine ran with, each with its line and origin: set (by the user), default, "
                           "engine (changed by the engine) or unknown (see logscope.analyses.effective)")
+    kv_saturation: list[KvEpisode] | None = Field(
+        None, description="spans of 3+ consecutive periodic lines with the KV cache 95 % full or more (an empty list "
+                          "when none; null when the log prints no KV usage: see logscope.analyses.kvsat)")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -192,6 +196,10 @@ def build_report(run: RunLike | RunData) -> Report:
     if isinstance(ec, NotApplicable):
         not_applicable["effective_config"] = ec.reason
     sections["effective_config"] = None if isinstance(ec, NotApplicable) else ec
+    ks = kv_saturation(data)
+    if isinstance(ks, NotApplicable):
+        not_applicable["kv_saturation"] = ks.reason
+    sections["kv_saturation"] = None if isinstance(ks, NotApplicable) else ks
     return Report(
         logscope_version=_version(), engine=data.engine, engine_version=data.engine_version, files=data.files,
         lines=lines, not_applicable=not_applicable, coverage=_coverage(data, lines), findings=[],

@@ -34,6 +34,7 @@ ANALYSES: dict[str, str] = {
     "bench": "logscope.analyses.bench:bench",
     "stalls": "logscope.analyses.stalls:stalls",
     "ranks": "logscope.analyses.ranks:ranks",
+    "kv_saturation": "logscope.analyses.kvsat:kv_saturation",
 }
 
 # kinds whose raw text the text rules search (warnings and errors by level, lines no grammar took)

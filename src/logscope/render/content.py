@@ -725,6 +725,36 @@ def _effective_config(rep: Report, level: int) -> list[Block]:
     return out
 
 
+def _kv_saturation(rep: Report, level: int) -> list[Block]:
+    """KV saturation episodes (logscope.analyses.kvsat): shown only when there was one."""
+    from logscope.analyses.kvsat import METHOD
+
+    eps = getattr(rep, "kv_saturation", None)
+    if not eps:
+        return []
+    rows: list[tuple[Cell, ...]] = []
+    notes = []
+    for e in eps:
+        end = f"{e.end_time or 'unknown'}{' (log ends)' if e.until_end else ''}"
+        running = "unknown" if e.running_start is None else f"{e.running_start} -> {e.running_end}"
+        note = "; ".join(x for x in (
+            "stayed full after the running count halved, nothing waiting" if e.outlasts_traffic else "",
+            "" if e.admitted_before_count is None else f"{e.admitted_before_count} requests admitted just before")
+            if x)
+        notes.append(note)
+        rows.append(((c(e.engine),), (c(line_ref(e.file, e.start_line, e.end_line)),), (t(e.start_time or "unknown"),),
+                     (t(end),), (t(str(e.windows)),), (t(num(e.max_usage_pct)),), (t(running),),
+                     (t("unknown" if e.max_waiting is None else str(e.max_waiting)),), prose(note)))
+    header: tuple[str, ...] = ("engine", "lines", "from", "to", "windows", "max KV %", "running", "max waiting", "note")
+    numeric: tuple[bool, ...] = (False, False, False, False, True, True, False, True, False)
+    if not any(notes):
+        rows, header, numeric = [r[:-1] for r in rows], header[:-1], numeric[:-1]
+    out: list[Block] = [Heading(2, (t("KV saturation"),), "kv-saturation")]
+    out += _capped(header, rows, level, "episodes", numeric)
+    out.append(Para(prose(METHOD), "method"))
+    return out
+
+
 SECTION_BUILDERS = {
     "stable_decode": _stable_decode,
     "decode_under_load": _decode_under_load,
@@ -817,6 +847,7 @@ def _report_doc(rep: Report, level: int, figures: Sequence[str], max_findings: i
             out.append(Para(_na(rep, section), "na"))
             continue
         out += SECTION_BUILDERS[section](res, level)
+    out += _kv_saturation(rep, level)
     out += _effective_config(rep, level)
     if skipped_figures:
         out.append(Heading(2, (t("Figures not drawn"),), "figures-not-drawn"))

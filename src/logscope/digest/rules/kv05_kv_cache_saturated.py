@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from logscope.analyses.kvsat import FULL_PCT as FULL_EPISODE_PCT
 from logscope.digest.context import Context
 from logscope.digest.finding import EvidenceItem, Finding
 from logscope.digest.registry import Rule, register
@@ -21,7 +22,8 @@ class KvCacheSaturated(Rule):
         The engines' periodic lines print the KV cache usage next to the queue: vLLM ``GPU KV cache
         usage: P%`` with ``Waiting: N reqs`` (V0: ``Pending: N reqs``), SGLang ``token usage: F`` with
         ``#queue-req: N``. The rule fires when two or more such lines show the cache 98 % full or
-        more while requests waited.
+        more while requests waited. The message names the longest saturation episode (report key
+        ``kv_saturation``: 3 or more consecutive windows at 95 % or more), so one symptom gives one finding.
 
     Why
         With the KV cache full the engine cannot admit anyone: requests wait (TTFT grows), and
@@ -58,6 +60,12 @@ class KvCacheSaturated(Rule):
         msg = (f"The KV cache was {FULL_PCT:g} % full or more while requests waited in {len(full)} of {total} lines "
                f"(most waiting at line {worst[0].line}: {worst[2]} waiting, {getattr(worst[0], 'running', 0)} running, "
                f"KV {worst[1]:.1f} % full): the KV cache, not compute, set the concurrency.")
+        episodes = ctx.analysis("kv_saturation") or []
+        if episodes:  # the longest span of consecutive full windows (logscope.analyses.kvsat): one finding, not two
+            ep = max(episodes, key=lambda x: x.windows)
+            msg += (f" Longest saturation episode: {ep.windows} consecutive windows with KV usage {FULL_EPISODE_PCT:g} % "
+                    f"or more (peak {ep.max_usage_pct:g} %), lines {ep.start_line}-{ep.end_line}"
+                    + (" (the log ends in it)." if ep.until_end else "."))
         fix = ("Give the KV cache more room (`--gpu-memory-utilization` / `--mem-fraction-static`, FP8 KV cache, more "
                "GPUs), shorten requests, or send less load.")
         events = [e for e, _p, _w in full]
