@@ -23,6 +23,7 @@ from logscope.analyses.kv import KvPool, kv_pool
 from logscope.analyses.kvsat import KvEpisode, kv_saturation
 from logscope.analyses.lifetimes import Lifetime, LifetimeChoice
 from logscope.analyses.metrics import MetricsSection
+from logscope.analyses.preempted import PreemptedRequest, preempted_requests
 from logscope.analyses.prefill import Prefill, prefill
 from logscope.analyses.ranks import Ranks, ranks
 from logscope.analyses.slo import SloSection
@@ -87,6 +88,9 @@ class Report(BaseModel):
     kv_saturation: list[KvEpisode] | None = Field(
         None, description="spans of 3+ consecutive periodic lines with the KV cache 95 % full or more (an empty list "
                           "when none; null when the log prints no KV usage: see logscope.analyses.kvsat)")
+    preempted_requests: list[PreemptedRequest] | None = Field(
+        None, description="the requests preemption lines name (vLLM V0 logs the 1st, 51st, ... preemption); null with "
+                          "the reason where the log cannot name them (vLLM V1, SGLang): see logscope.analyses.preempted")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -200,6 +204,10 @@ def build_report(run: RunLike | RunData) -> Report:
     if isinstance(ks, NotApplicable):
         not_applicable["kv_saturation"] = ks.reason
     sections["kv_saturation"] = None if isinstance(ks, NotApplicable) else ks
+    pr = preempted_requests(data)
+    if isinstance(pr, NotApplicable):
+        not_applicable["preempted_requests"] = pr.reason
+    sections["preempted_requests"] = None if isinstance(pr, NotApplicable) else pr
     return Report(
         logscope_version=_version(), engine=data.engine, engine_version=data.engine_version, files=data.files,
         lines=lines, not_applicable=not_applicable, coverage=_coverage(data, lines), findings=[],

@@ -755,6 +755,24 @@ def _kv_saturation(rep: Report, level: int) -> list[Block]:
     return out
 
 
+def _preempted(rep: Report, level: int) -> list[Block]:
+    """The requests preemption lines name (logscope.analyses.preempted): shown only when there is one."""
+    prs = getattr(rep, "preempted_requests", None)
+    if not prs:
+        return []
+    rows: list[tuple[Cell, ...]] = [
+        ((c(p.request_id),), (c(line_ref(p.file, p.line)),), (t("unknown" if p.window_line is None else
+                                                                   line_ref(p.file, p.window_line)),),
+         (t(p.mode or "unknown"),), (t(num(p.cumulative) if p.cumulative is not None else "unknown"),))
+        for p in prs]
+    out: list[Block] = [Heading(2, (t("Preempted requests"),), "preempted-requests")]
+    out += _capped(("request", "line", "stats window", "mode", "preemptions so far"), rows, level, "requests",
+                   (False, False, False, False, True))
+    out.append(Para(prose("From vLLM V0's 'Sequence group ... is preempted' lines, which it prints for the 1st, 51st, "
+                          "101st ... preemption only; the stats window is the next stats line of the file."), "method"))
+    return out
+
+
 SECTION_BUILDERS = {
     "stable_decode": _stable_decode,
     "decode_under_load": _decode_under_load,
@@ -848,6 +866,7 @@ def _report_doc(rep: Report, level: int, figures: Sequence[str], max_findings: i
             continue
         out += SECTION_BUILDERS[section](res, level)
     out += _kv_saturation(rep, level)
+    out += _preempted(rep, level)
     out += _effective_config(rep, level)
     if skipped_figures:
         out.append(Heading(2, (t("Figures not drawn"),), "figures-not-drawn"))
