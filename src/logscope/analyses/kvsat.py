@@ -127,24 +127,17 @@ def _kv_saturation(data: RunData) -> list[KvEpisode] | NotApplicable:
         (pl.col("seq") == pl.col("seq").max().over("key")).alias("last"),
     ).with_columns(
         (pl.col("full") != pl.col("full").shift(1).over("key")).fill_null(True).cum_sum().over("key").alias("run"))
+    firsts = {"seq": "seq_first", "prev_seq": "prev_seq", "file": "file", "line": "start_line", "time": "start_time",
+              "t_s": "start_t_s", "running": "running_start"}
+    lasts = {"line": "end_line", "time": "end_time", "t_s": "end_t_s", "running": "running_end", "waiting": "waiting_end"}
     runs = (
         df.filter(pl.col("full")).group_by("key", "run", maintain_order=True).agg(
             pl.len().alias("windows"),
-            pl.col("seq").first().alias("seq_first"),
-            pl.col("prev_seq").first(),
-            pl.col("file").first(),
-            pl.col("line").first().alias("start_line"),
-            pl.col("line").last().alias("end_line"),
-            pl.col("time").first().alias("start_time"),
-            pl.col("time").last().alias("end_time"),
-            pl.col("t_s").first().alias("start_t_s"),
-            pl.col("t_s").last().alias("end_t_s"),
+            *(pl.col(k).first().alias(v) for k, v in firsts.items()),
+            *(pl.col(k).last().alias(v) for k, v in lasts.items()),
             pl.col("waiting").max().alias("max_waiting"),
             pl.col("usage_pct").max().alias("max_usage_pct"),
-            pl.col("running").first().alias("running_start"),
-            pl.col("running").last().alias("running_end"),
             pl.col("running").max().alias("running_max"),
-            pl.col("waiting").last().alias("waiting_end"),
             pl.col("last").any().alias("until_end"),
         ).filter(pl.col("windows") >= MIN_WINDOWS).sort("seq_first")
     )

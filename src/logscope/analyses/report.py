@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -196,18 +197,13 @@ def build_report(run: RunLike | RunData) -> Report:
     if isinstance(rk, NotApplicable):
         not_applicable["ranks"] = rk.reason
     sections["ranks"] = None if isinstance(rk, NotApplicable) else rk
-    ec = effective_config(data)
-    if isinstance(ec, NotApplicable):
-        not_applicable["effective_config"] = ec.reason
-    sections["effective_config"] = None if isinstance(ec, NotApplicable) else ec
-    ks = kv_saturation(data)
-    if isinstance(ks, NotApplicable):
-        not_applicable["kv_saturation"] = ks.reason
-    sections["kv_saturation"] = None if isinstance(ks, NotApplicable) else ks
-    pr = preempted_requests(data)
-    if isinstance(pr, NotApplicable):
-        not_applicable["preempted_requests"] = pr.reason
-    sections["preempted_requests"] = None if isinstance(pr, NotApplicable) else pr
+    optional: dict[str, Callable[[RunData], Any]] = {  # null with the reason in not_applicable when not applicable
+        "effective_config": effective_config, "kv_saturation": kv_saturation, "preempted_requests": preempted_requests}
+    for name, fn in optional.items():
+        res = fn(data)
+        if isinstance(res, NotApplicable):
+            not_applicable[name] = res.reason
+        sections[name] = None if isinstance(res, NotApplicable) else res
     return Report(
         logscope_version=_version(), engine=data.engine, engine_version=data.engine_version, files=data.files,
         lines=lines, not_applicable=not_applicable, coverage=_coverage(data, lines), findings=[],
