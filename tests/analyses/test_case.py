@@ -262,10 +262,11 @@ def test_report_keys() -> None:
     assert list(d) == ["logscope_version", "engine", "engine_version", "files", "lines", "not_applicable",
                        "coverage", "stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start",
                        "disturbances", "findings", "bench", "stalls", "ranks", "decode_under_load", "notes",
-                       "lifetimes", "analyzed_lifetime", "metrics", "slo", "effective_config"]
+                       "lifetimes", "analyzed_lifetime", "metrics", "slo", "effective_config", "kv_saturation",
+                       "preempted_requests"]
     # no client output given, one engine; the V1 stats line has no `Preemptions:` field, so the count is unknown
     assert isinstance(d["findings"], list)
-    assert list(d["not_applicable"]) == ["disturbances.preemptions", "bench", "ranks"]
+    assert list(d["not_applicable"]) == ["disturbances.preemptions", "bench", "ranks", "preempted_requests"]
     assert d["disturbances"]["preemptions"] is None
     for key in ("method", "concurrency", "samples", "duration_s", "mean_tok_s", "median_tok_s", "min_tok_s",
                 "max_tok_s", "per_request_tok_s", "ms_per_token", "start_line", "end_line"):

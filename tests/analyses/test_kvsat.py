@@ -59,8 +59,19 @@ def test_no_generated_run_saturates(path: Path) -> None:
         assert eps == []
 
 
-def test_requests_admitted_before_the_episode_are_named() -> None:
-    # real request-logging capture: no saturation, but the admitted ids come from 'Added request' lines when one
-    # exists; a log with request lines and no episode gives the empty list
+def test_request_logging_capture_without_saturation_gives_the_empty_list() -> None:
+    # real request-logging capture at 1 GiB of KV: no saturation, so the empty list (none), not null (unknown)
     eps = _eps(FIXTURES / "vllm/captures/vllm-logreq-errors.log")
     assert eps == []
+
+
+def test_real_capture_with_request_logging_names_the_admitted_requests() -> None:
+    # fixtures/vllm/kvsat: the first six stats lines are at 95.7-100 %; the 24 requests the bench client opened
+    # with were added before the first one (ids cmpl-bench-a0269d64-<i>-0-<hex>)
+    eps = _eps(FIXTURES / "vllm/kvsat/vllm-kvtight-logreq.log")
+    assert isinstance(eps, list) and len(eps) == 1
+    e = eps[0]
+    assert (e.start_line, e.end_line, e.windows, e.max_waiting, e.until_end) == (179, 223, 6, 19, False)
+    assert (e.start_time, e.end_time, e.running_start, e.running_end) == ("12-03 18:10:53", "12-03 18:11:43", 15, 7)
+    assert e.admitted_before_count == 24 and e.admitted_before is not None and len(e.admitted_before) == 20
+    assert e.admitted_before[0] == "cmpl-bench-a0269d64-0-0-a096be73"

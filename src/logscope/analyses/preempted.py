@@ -17,12 +17,11 @@ only when its version is known to print the line (0.4.3 or later): the first pre
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import NotApplicable, RunData
+from logscope.analyses.quirks import version_tuple
 
 V0_LINE_SINCE = (0, 4, 3)
 
@@ -41,11 +40,6 @@ class PreemptedRequest(BaseModel):
     file: str
     mode: str | None = Field(None, description="RECOMPUTE or SWAP, as printed")
     cumulative: int | None = Field(None, description="the total number of preemptions so far, as printed")
-
-
-def _version(text: str | None) -> tuple[int, ...] | None:
-    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", text or "")
-    return None if m is None else tuple(int(x or 0) for x in m.groups())
 
 
 def preempted_requests(data: RunData) -> list[PreemptedRequest] | NotApplicable:
@@ -70,7 +64,7 @@ def preempted_requests(data: RunData) -> list[PreemptedRequest] | NotApplicable:
         return NotApplicable(reason="vLLM V1 prints no per-request preemption line (only the stats line's "
                                     "'Preemptions: N' since 2025-11-14 and the vllm:num_preemptions counter): "
                                     "the preempted requests cannot be named from the log")
-    version = _version(data.engine_version)
+    version = version_tuple(data.engine_version)
     if version is None or version < V0_LINE_SINCE:
         return NotApplicable(reason="no preemption line, and the log does not show a vLLM version that prints one "
                                     "(V0 from 0.4.3 logs 'Sequence group ... is preempted'): unknown, not none")

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from logscope.analyses.base import NotApplicable, RunData, RunLike
+from logscope.analyses.base import NotApplicable, Result, RunData, RunLike
 from logscope.analyses.bench import BenchSection, bench_section
 from logscope.analyses.coldstart import ColdStart, cold_start
 from logscope.analyses.decode import StableDecode, stable_decode
@@ -26,6 +26,7 @@ from logscope.analyses.lifetimes import Lifetime, LifetimeChoice
 from logscope.analyses.metrics import MetricsSection
 from logscope.analyses.preempted import PreemptedRequest, preempted_requests
 from logscope.analyses.prefill import Prefill, prefill
+from logscope.analyses.quirks import quirks_for
 from logscope.analyses.ranks import Ranks, ranks
 from logscope.analyses.slo import SloSection
 from logscope.analyses.spec import SpecDecode, spec_decode
@@ -175,6 +176,10 @@ def build_report(run: RunLike | RunData) -> Report:
         "cold_start": cold_start(data),
         "disturbances": disturbances(data, sd),
     }
+    for name, res in results.items():  # version quirks (logscope.analyses.quirks) go into the method sentence
+        said = " ".join(q.text for q in quirks_for(data.engine, data.engine_version, name))
+        if said and isinstance(res, Result):
+            results[name] = res.model_copy(update={"method": f"{res.method} {said}"})
     not_applicable = {k: v.reason for k, v in results.items() if isinstance(v, NotApplicable)}
     dist = results["disturbances"]
     if isinstance(dist, Disturbances) and dist.preemptions_not_applicable:
