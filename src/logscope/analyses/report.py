@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from logscope.analyses.aftermath import DisturbanceSegment, disturbance_segments
 from logscope.analyses.base import NotApplicable, Result, RunData, RunLike
 from logscope.analyses.bench import BenchSection, bench_section
 from logscope.analyses.coldstart import ColdStart, cold_start
@@ -93,6 +94,9 @@ class Report(BaseModel):
     preempted_requests: list[PreemptedRequest] | None = Field(
         None, description="the requests preemption lines name (vLLM V0 logs the 1st, 51st, ... preemption); null with "
                           "the reason where the log cannot name them (vLLM V1, SGLang): see logscope.analyses.preempted")
+    disturbance_segments: list[DisturbanceSegment] | None = Field(
+        None, description="each burst of preemptions, retractions or retried OOMs with the decode rate before and "
+                          "after it, per running request (see logscope.analyses.aftermath); an empty list when none")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -203,7 +207,8 @@ def build_report(run: RunLike | RunData) -> Report:
         not_applicable["ranks"] = rk.reason
     sections["ranks"] = None if isinstance(rk, NotApplicable) else rk
     optional: dict[str, Callable[[RunData], Any]] = {  # null with the reason in not_applicable when not applicable
-        "effective_config": effective_config, "kv_saturation": kv_saturation, "preempted_requests": preempted_requests}
+        "effective_config": effective_config, "kv_saturation": kv_saturation, "preempted_requests": preempted_requests,
+        "disturbance_segments": disturbance_segments}
     for name, fn in optional.items():
         res = fn(data)
         if isinstance(res, NotApplicable):

@@ -773,6 +773,31 @@ def _preempted(rep: Report, level: int) -> list[Block]:
     return out
 
 
+def _segments(rep: Report, level: int) -> list[Block]:
+    """Decode rate before and after each disturbance burst (logscope.analyses.aftermath), when there is one."""
+    from logscope.analyses.aftermath import METHOD
+
+    segs = getattr(rep, "disturbance_segments", None)
+    if not segs:
+        return []
+
+    def side(x: Any) -> str:
+        return "unknown" if x is None else (f"{num(x.median_tok_s)} tok/s, {num(x.median_per_request_tok_s)} per "
+                                            f"request ({x.windows} windows)")
+
+    rows: list[tuple[Cell, ...]] = [
+        ((c(line_ref(g.file, g.start_line, g.end_line)),), (t(g.start_time or "unknown"),),
+         (t(f"{', '.join(g.kinds)} x{g.count}"),), (t(side(g.before)),), (t(side(g.after)),),
+         (t("unknown" if g.after_over_before is None else num(g.after_over_before)),),
+         (t("unknown" if g.recovered is None else ("yes" if g.recovered else "no")),))
+        for g in segs]
+    out: list[Block] = [Heading(2, (t("Before and after disturbances"),), "disturbance-segments")]
+    out += _capped(("lines", "time", "what", "before", "after", "after/before per request", "recovered"), rows,
+                   level, "bursts", (False, False, False, False, False, True, False))
+    out.append(Para(prose(METHOD), "method"))
+    return out
+
+
 SECTION_BUILDERS = {
     "stable_decode": _stable_decode,
     "decode_under_load": _decode_under_load,
@@ -867,6 +892,7 @@ def _report_doc(rep: Report, level: int, figures: Sequence[str], max_findings: i
         out += SECTION_BUILDERS[section](res, level)
     out += _kv_saturation(rep, level)
     out += _preempted(rep, level)
+    out += _segments(rep, level)
     out += _effective_config(rep, level)
     if skipped_figures:
         out.append(Heading(2, (t("Figures not drawn"),), "figures-not-drawn"))
