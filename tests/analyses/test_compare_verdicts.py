@@ -135,3 +135,31 @@ def test_cli_runs_with_their_files_beside_them_and_metrics() -> None:
     assert v["ttft_mean_ms"]["method"] == "requests"
     # the scrapes beside each log give the server's histograms: the sections hold them
     assert data["sections"]["metrics"]["base"]["scrapes"] > 10
+
+
+def test_a_four_times_longer_context_fails_on_latency() -> None:
+    """rep1 (512-token prompts) vs long (2048), same server, same client otherwise: the client's TTFT 768 -> 3681 ms
+    and TPOT 36.3 -> 112.7 ms FAIL with intervals above zero; the decode rate (-66 %) stays INCONCLUSIVE because
+    rep1's windows swing by half their mean; the offered prompt load is the workload's, not a speed."""
+    cmp = compare(logscope.load(_rep(1)),
+                  logscope.load([str(CMP / "vllm-long.log"), str(CMP / "vllm-long.client.json.gz")]))
+    assert cmp.not_ab == [] and cmp.degradation.context_ratio is not None and cmp.degradation.context_ratio > 3
+    v = _by(cmp)
+    for key, base, other in (("ttft_mean_ms", 768.09, 3680.62), ("tpot_mean_ms", 36.26, 112.68)):
+        m = v[key]
+        assert (m.base, m.other) == (base, other) and m.verdict == "FAIL" and m.ci_low_pct > 0  # type: ignore[attr-defined]
+    d = v["decode_tok_s"]
+    assert d.change_pct < -60 and d.verdict == "INCONCLUSIVE" and d.ci_high_pct > 0  # type: ignore[attr-defined]
+    assert "a figure of the workload" in v["prefill_tok_s"].reason  # type: ignore[attr-defined]
+    assert cmp.verdicts is not None and cmp.verdicts.verdict == "FAIL"
+
+
+def test_two_repeats_against_one_run() -> None:
+    cmp = compare_runs([logscope.load(_rep(1)), logscope.load(_rep(2))],
+                       [logscope.load([str(CMP / "vllm-long.log"), str(CMP / "vllm-long.client.json.gz")])])
+    v = _by(cmp)
+    itl = v["itl_p50_ms"]  # the printed summaries: 16.35 and 16.95 ms, then 88.05 ms
+    assert itl.method == "runs" and itl.base == 16.65 and itl.verdict == "FAIL"  # type: ignore[attr-defined]
+    assert itl.ci_low_pct > 100  # type: ignore[attr-defined]
+    d = v["decode_tok_s"]  # the two repeats' means 237.8 and 319.4 tok/s: too far apart for a verdict
+    assert d.method == "runs" and d.verdict == "INCONCLUSIVE"  # type: ignore[attr-defined]

@@ -424,7 +424,7 @@ def compare_runs(
         if one_sided:
             warning += f" Printed by one log only: {', '.join(one_sided)}."
     block = [r.reason for r in reasons] + _within(sides_b, "BASE") + _within(sides_o, "OTHER")
-    ver = verdicts([s for *_, s in sides_b], [s for *_, s in sides_o], threshold_pct, block)
+    ver = verdicts([s for *_, s in sides_b], [s for *_, s in sides_o], threshold_pct, block, ctx)
     runs = {}
     if len(sides_b) > 1 or len(sides_o) > 1:
         runs = {"base": [d.files for _, d, _, _ in sides_b], "other": [d.files for _, d, _, _ in sides_o]}

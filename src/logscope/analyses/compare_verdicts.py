@@ -307,10 +307,11 @@ def equal_load(base: Sequence[Side], other: Sequence[Side], decode: str | None) 
 
 def verdicts(
     base: Sequence[Side], other: Sequence[Side], threshold_pct: float = DEFAULT_THRESHOLD_PCT,
-    not_ab_reasons: Sequence[str] = (),
+    not_ab_reasons: Sequence[str] = (), context_ratio: float | None = None,
 ) -> Verdicts:
     """Every metric's verdict for BASE's runs against OTHER's (``not_ab_reasons``: why the two setups are
-    no A/B test; each makes every verdict INCONCLUSIVE)."""
+    no A/B test; each makes every verdict INCONCLUSIVE; ``context_ratio``: OTHER / BASE context length,
+    which makes vLLM's offered prompt load a figure of the workload)."""
     blockers = [f"not an A/B test ({'; '.join(not_ab_reasons)})"] if not_ab_reasons else []
     decode = shared_decode([*base, *other])
     load = equal_load(base, other, decode)
@@ -334,7 +335,12 @@ def verdicts(
     pre_o = [v for s in other if (v := _prefill(s))]
     measures = {s.report.prefill.measure for s in [*base, *other] if s.report.prefill is not None}
     label = "prefill tok/s (offered load)" if measures == {"offered_prompt_load"} else "prefill tok/s"
-    add(metric_verdict("prefill_tok_s", label, "tok/s", "higher", pre_b, pre_o, threshold_pct, load_block))
+    pre_block = list(load_block)
+    if measures == {"offered_prompt_load"} and context_ratio is not None and abs(context_ratio - 1) > LOAD_TOLERANCE:
+        pre_block.append(f"the prompts differ in length ({context_ratio:g}x, the context under test): vLLM's prompt "
+                         "throughput is the prompt tokens offered per second, a figure of the workload, not a "
+                         "prefill speed")
+    add(metric_verdict("prefill_tok_s", label, "tok/s", "higher", pre_b, pre_o, threshold_pct, pre_block))
     for name, title in LATENCY:
         for stat, stitle in STATS:
             vb, vo = _latency(base, name, stat), _latency(other, name, stat)
