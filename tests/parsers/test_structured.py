@@ -55,6 +55,58 @@ def test_dictconfig_json_gives_the_text_logs_events(sparse: bool) -> None:
     assert js.of_kind("version")[0].engine_version == "0.32.0"
 
 
+# -- request ids: the request records of a JSON log and of a text log join on request_id -----------
+
+LOGREQ = "vllm-jsonlog-logreq"  # one run with --enable-log-requests, two dictConfig handlers (README)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_request_records_from_json_and_text_join_on_request_id(sparse: bool) -> None:
+    text = logscope.load(HERE / f"{LOGREQ}.text.log", keep_unparsed=not sparse)
+    js = logscope.load(HERE / f"{LOGREQ}.json.jsonl", keep_unparsed=not sparse)
+    # the same events; at shutdown the processes' records reach the two files in another order
+    def values(run: logscope.Run) -> Counter[str]:
+        return Counter(json.dumps(v | ({"time": None} if e.time_source == "collector" else {}), sort_keys=True)
+                       for e, v in zip(run.events, _values(run), strict=True))
+    assert values(text) == values(js)
+    steps = [(e.phase, e.request_id) for e in js.of_kind("request")]
+    assert steps == [(e.phase, e.request_id) for e in text.of_kind("request")]
+    # grep of the real files: 15 Received (1 + 1 cut by the client + the bench's tokenize + 12 bench),
+    # 14 Added, the cut one's `Aborted request(s) <id>` and `Request <id> aborted`
+    assert Counter(p for p, _ in steps) == {"received": 15, "added": 14, "aborted": 2}
+    assert steps[:2] == [("received", "cmpl-9fab1423b5065eec-0"), ("added", "cmpl-9fab1423b5065eec-0-b1e24676")]
+    assert ("aborted", "cmpl-b08745911b0b505f-0-b068479a") in steps
+    # the join: every id of the JSON log's request records is one of the text log's, and back
+    assert {r for _, r in steps} == {e.request_id for e in text.of_kind("request")}
+    assert all(e.request_id is None for e in js.events if e.kind != "request")  # no key, no id made up
+
+
+def test_request_id_key_of_a_json_record(tmp_path: Path) -> None:
+    """A formatter that writes the request's id as a key (python-json-logger with a request-id filter, an
+    OTel attribute): the event of that record carries it, whatever its kind, and joins the request
+    records. The records are the real capture's; the key is ours (no public vLLM log with such a key
+    was found), under each name of ``structured.FIELDS["request_id"]``."""
+    recs = [json.loads(x) for x in (HERE / f"{LOGREQ}.json.jsonl").read_text(encoding="utf-8").splitlines() if x.startswith("{")]
+    access = next(r for r in recs if r["name"] == "uvicorn.access" and "/v1/completions" in r["message"])
+    rid = "cmpl-9fab1423b5065eec-0"  # the first completion's id, as its Received request record prints it
+    lines = [json.dumps(access | {"request_id": rid}), json.dumps(access | {"requestId": rid}),
+             json.dumps(access | {"rid": rid})]
+    otlp = {"timeUnixNano": "1796320841820000000", "severityText": "INFO", "body": {"stringValue": access["message"]},
+            "attributes": [{"key": "vllm.request_id", "value": {"stringValue": rid}},
+                           {"key": "code.filepath", "value": {"stringValue": "httptools_impl.py"}},
+                           {"key": "code.lineno", "value": {"intValue": "480"}}]}
+    lines.append(json.dumps({"resourceLogs": [{"resource": {}, "scopeLogs": [{"scope": {}, "logRecords": [otlp]}]}]}))
+    received = next(r for r in recs if r["message"].startswith(f"Received request {rid}:"))
+    lines.append(json.dumps(received | {"request_id": "some-other-id"}))  # the id the line prints wins
+    run = _one(tmp_path, "\n".join(lines))
+    access_events = run.of_kind("http_access")
+    assert [(e.status, e.request_id) for e in access_events] == [(200, rid)] * 4
+    (req,) = run.of_kind("request")
+    assert req.request_id == rid
+    text_ids = {e.request_id for e in logscope.load(HERE / f"{LOGREQ}.text.log").of_kind("request")}
+    assert {e.request_id for e in access_events} <= text_ids
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_json_access_and_request_records_read_sparsely_too(sparse: bool) -> None:
     # vLLM's JSON formatter with request logging (real capture, fixtures/vllm/no_stats/README.md): the

@@ -41,6 +41,10 @@ class Event(BaseModel):
     time_source: str | None = Field(
         None, description='where `time` comes from when a collector stamped the line: "collector" (the line has no '
         'engine time), "engine; year and zone in outer_time"; null: the engine\'s own header, as printed')
+    request_id: str | None = Field(
+        None, description="the request the record is about: the id its line prints (`request`, `preemption`; comma-joined "
+        "when one line names several), else a JSON record's request id key (`request_id`, `requestId`, `rid`, OTel "
+        "attribute `vllm.request_id`); null: none, or the line was cut before it")
 
     # An event-dense log holds a million events: each one is made small right after it is built, by
     # any path (validation, ``model_construct``, unpickling a worker's events). See ``compact``.
@@ -238,7 +242,6 @@ class Preemption(Event):
 
     kind: Literal["preemption"] = "preemption"
     count: int | None = None
-    request_id: str | None = None
     mode: str | None = None
 
 
@@ -394,7 +397,6 @@ class Request(Event):
     ``--log-requests``): received, added to the engine, finished, aborted, failed."""
 
     kind: Literal["request"] = "request"
-    request_id: str | None = Field(None, description="the id as printed (comma-joined when one line names several); null when the line was cut before it")
     phase: Literal["received", "added", "finished", "aborted", "error"]
     prompt_tokens: int | None = None
     output_tokens: int | None = None

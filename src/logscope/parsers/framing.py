@@ -41,6 +41,7 @@ class Line:
     text: str
     cont: bool = False  # ended with "\r\n": the next line may continue the same log record
     stamp: str | None = None  # a collector's stamp from a JSON record (``structured``): the line's outer time
+    request_id: str | None = None  # a JSON record's request id key (``structured``)
 
 
 @dataclass
@@ -279,7 +280,7 @@ def _whole_json(
         data = first + b"".join(itertools.islice(blocks, structured.MAX_DOCUMENT // BLOCK))
         text, suspect = _decode(data)
         recs, tail = structured.document_records(text, front)
-        lines = [Line(path, n, t.text, t.cont, t.stamp) for n, t in recs]
+        lines = [Line(path, n, t.text, t.cont, t.stamp, t.request_id) for n, t in recs]
         total = text.count("\n") + (0 if text.endswith("\n") else 1)
         stats.text_lines += len(lines)
         if tail is not None:
@@ -364,8 +365,8 @@ def _lines_of(text: str, path: str, number: int, stats: ReadStats, suspect: bool
     return lines
 
 
-def _json_line(ln: Line, text: str, cont: bool, stamp: str | None) -> Line:
-    return Line(ln.file, ln.number, text, cont, stamp)
+def _json_line(ln: Line, text: str, cont: bool, stamp: str | None, request_id: str | None) -> Line:
+    return Line(ln.file, ln.number, text, cont, stamp, request_id)
 
 
 def _text_lines(text: str, path: str, number: int, stats: ReadStats, suspect: bool) -> Iterator[Line]:

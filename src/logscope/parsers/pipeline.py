@@ -266,6 +266,7 @@ class Record:
     tb_state: str | None = None  # traceback collection: "frames", "after_exc", "chain"
     block: BlockRule | None = None  # opened by a block rule
     prefix: str | None = None  # what stood before the engine's header beyond known envelopes (``seek_header``)
+    request_id: str | None = None  # a JSON record's request id key (``structured``): the events' request_id
 
 
 _TB_START = "Traceback (most recent call last):"
@@ -510,6 +511,8 @@ class Parser:
                         block = Record(ln.file, number, number, msg, None, process, env.outer_time or ln.stamp,
                                        env.repeated, raw,
                                        block=rule)
+                        if ln.request_id is not None:
+                            block.request_id = ln.request_id
                         continue
                 if open_rec is not None:
                     if block is not None:
@@ -536,6 +539,8 @@ class Parser:
                 )
                 if prefix is not None:
                     open_rec.prefix = prefix
+                if ln.request_id is not None:
+                    open_rec.request_id = ln.request_id
             if self.sparse:  # what the record in progress is, for wants_next() (asked only by the sparse reader)
                 self._pending = (block, open_rec)
                 self._parked = bool(parked)
@@ -690,6 +695,8 @@ class Parser:
         }
         if rec.prefix is not None:
             out["prefix"] = rec.prefix
+        if rec.request_id is not None:
+            out["request_id"] = rec.request_id
         if rec.outer_time is not None:  # a collector stamped the line (parsers.structured, envelopes)
             if time is rec.outer_time:
                 out["time_source"] = "collector"
@@ -731,8 +738,14 @@ class Parser:
                 continue
             if g.kind == "oom" and "retry" not in fields:
                 fields["retry"] = base["level"] in ("WARNING", "WARN") or "retr" in text.lower()
+            b = base
+            if "request_id" in fields and "request_id" in base:
+                # the id the line prints wins; the JSON record's key fills in where the line lost it
+                b = {k: v for k, v in base.items() if k != "request_id"}
+                if fields["request_id"] is None:
+                    fields["request_id"] = base["request_id"]
             try:
-                out.append(make_event(g.kind, base, fields))
+                out.append(make_event(g.kind, b, fields))
             except (ValidationError, TypeError, ValueError):
                 candidate = candidate or g.kind
                 continue

@@ -327,6 +327,7 @@ class Text:
     cont: bool = False
     partial: bool = False  # docker json-file: no "\n" at the end, the line goes on in the next record
     stamp: str | None = None  # the collector's stamp (RFC 3339): the record's outer time
+    request_id: str | None = None  # the record's request id key (``FIELDS["request_id"]``), as written
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,6 +339,7 @@ class _Plan:
     stamp: tuple[str, ...]
     exc: tuple[str, ...]
     docker: bool  # "log" and "stream": docker json-file, whose long lines come in parts
+    rid: tuple[str, ...]  # request id keys
 
 
 _PLANS: dict[tuple[str, ...], _Plan] = {}
@@ -352,7 +354,8 @@ def _plan(rec: dict[str, Any]) -> _Plan:
         have = set(keys)
         plan = _PLANS[keys] = _Plan(
             tuple(k for k in FIELDS["text"] if k in have), tuple(k for k in FIELDS["stamp"] if k in have),
-            tuple(k for k in FIELDS["exc"] if k in have), "log" in have and "stream" in have)
+            tuple(k for k in FIELDS["exc"] if k in have), "log" in have and "stream" in have,
+            tuple(k for k in FIELDS["request_id"] if k in have))
     return plan
 
 
@@ -395,7 +398,19 @@ def text_of(rec: dict[str, Any], outer: dict[str, Any] | None) -> Text | None:
             text = text.rstrip("\n") + "\n" + exc.strip("\n")
     if name not in COPIES and not ENGINE_LINE.match(text):
         text = _with_header(rec, outer, text)
-    return Text(text, cont, partial, stamp)
+    rid = _get(rec, plan.rid) if plan.rid else None
+    if rid is None and outer is not None:
+        rid = _get(outer, FIELDS["request_id"])
+    return Text(text, cont, partial, stamp, _request_id(rid))
+
+
+def _request_id(v: Any) -> str | None:
+    """A request id key's value as text (a string, or a number some formatters write); else None."""
+    if isinstance(v, str):
+        return v[:200] or None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    return None
 
 
 _REDRAW = re.compile(r"\r(?!\n)")
@@ -408,7 +423,7 @@ def redraws(t: Text) -> list[Text]:
         return [t]
     pieces = _REDRAW.split(t.text)
     out = [Text(p) for p in pieces]
-    out[0].stamp = t.stamp
+    out[0].stamp, out[0].request_id = t.stamp, t.request_id
     out[-1].cont = t.cont
     return out
 
@@ -586,7 +601,7 @@ def items_of(text: str, pos: int) -> tuple[list[tuple[int, Any]], str | None]:
 
 def decode_lines(lines: Iterable[Any], front: Front, make: Any) -> Iterator[Any]:
     """``lines`` (framing's ``Line``s) with each JSON record replaced by its text line(s); ``make(line,
-    text, cont)`` builds a line of the same file and number."""
+    text, cont, stamp, request_id)`` builds a line of the same file and number."""
     for ln in lines:
         body = ln.text
         if body[:1] not in "{[( \t" or not body:
@@ -597,10 +612,10 @@ def decode_lines(lines: Iterable[Any], front: Front, make: Any) -> Iterator[Any]
             yield ln
             continue
         if not got:  # the first part of a docker line split in records: it comes whole with its last part
-            yield make(ln, "", False, None)
+            yield make(ln, "", False, None, None)
             continue
         for t in got:
-            yield make(ln, t.text, t.cont, t.stamp)
+            yield make(ln, t.text, t.cont, t.stamp, t.request_id)
 
 
 # -- whole files: pretty-printed documents, newest-first exports --------------------------------
