@@ -301,6 +301,65 @@ def test_elasticsearch_hits(tmp_path: Path) -> None:
     assert [e.kind for e in run.events] == ["throughput"]
 
 
+# -- verbatim public examples (fixtures/structured/public-*, sources in the README) ------------------
+
+def _in_place_of(doc: Any, key: str, old: str, new: str) -> Any:
+    """``doc`` with each ``key`` value equal to ``old`` replaced by ``new`` (the document's shape kept)."""
+    if isinstance(doc, dict):
+        return {k: (new if k == key and v == old else _in_place_of(v, key, old, new)) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_in_place_of(v, key, old, new) for v in doc]
+    return doc
+
+
+# file, the key holding the line, [(text, time as read)] of its records as published
+PUBLIC = {
+    "public-docker-json-file.jsonl": ("log", [("Log line is here", "2019-01-01T11:11:11.111111111Z")]),
+    "public-loki-logcli-jsonl.jsonl": ("line", [("", "2006-01-02T08:04:05Z"), ("", "2006-01-02T08:04:05Z"),
+                                                ("Hello", "2006-01-02T10:04:05+02:00"), ("Hello", "2006-01-02T08:04:05Z")]),
+    "public-gcloud-logging-read.json": ("textPayload", [(
+        'info: [ghjExpress] 217.213.90.98 - - [15/Mar/2020:18:44:47 +0000] "GET /v1/groups/5bde9931-d2d8-4b2c-9953-'
+        '68750ed4230a HTTP/1.1" 200 3436 "-" "abcghj (com.abccompany.ghj; build:293; android 2.0)"',
+        "2020-03-15T18:44:47.899399657Z")]),
+    "public-aws-logs-filter-log-events.json": ("message", [("Test MESSAGE1", "2024-04-08T09:17:23.827Z"),
+                                                           ("Test MESSAGE2", "2024-04-08T09:21:08.991Z")]),
+    "public-elasticsearch-search-response.json": ("message", [("GET /search HTTP/1.1 200 1070000", "2099-11-15T14:12:12")]),
+}
+
+
+@pytest.mark.parametrize("name", list(PUBLIC))
+def test_public_example_verbatim(name: str, tmp_path: Path) -> None:
+    """Each collector's own published output, byte for byte: every record read with its text and the
+    collector's stamp as its time; then the same document with a real vLLM 0.32 stats line in place of
+    each record's text: the engine is detected and each record is a throughput event."""
+    key, want = PUBLIC[name]
+    path = HERE / name
+    run = logscope.load(path, keep_unparsed=True)
+    assert run.engine is None  # no engine line in the tools' examples
+    got = [(e.text or "", e.time) for e in run.events]
+    assert got == want
+    assert all(e.time_source == "collector" for e in run.events)
+    assert not any("unknown shape" in n for n in run.stats.notes), run.stats.notes
+    if name.startswith("public-gcloud"):  # the published excerpt ends after its first entry: said, and read
+        assert any("breaks off after 1 records" in n for n in run.stats.notes)
+    # the same shape around a real vLLM line
+    raw = path.read_text(encoding="utf-8")
+    if name.endswith(".jsonl"):
+        lines = [json.dumps(_in_place_of(json.loads(x), key, json.loads(x)[key], ENGINE_LINE + ("\n" if key == "log" else "")))
+                 for x in raw.splitlines()]
+        text = "\n".join(lines) + "\n"
+    else:
+        doc = json.loads(raw.rstrip().rstrip(",") + ("\n]" if raw.startswith("[") else ""))
+        for old, _t in want:
+            doc = _in_place_of(doc, key, old + ("\n" if name.startswith("public-gcloud") else ""), ENGINE_LINE)
+        text = json.dumps(doc, indent=2 if raw.startswith("[") else 4) + "\n"
+    real = tmp_path / name
+    real.write_text(text, encoding="utf-8")
+    run = logscope.load(real)
+    assert run.engine == "vllm"
+    assert [e.kind for e in run.events] == ["throughput"] * len(want)
+
+
 # -- the engines' own JSON -----------------------------------------------------------------------
 
 # vLLM 0.32 --logging-config.formatter json, keys as structured.md records them from a real run
