@@ -62,9 +62,16 @@ POINTS: dict[str, Callable[[Path, int], bool]] = {
 }
 
 
+# ``logscope ingest`` whose runs table is rewritten after every finished run (``RUNS_FLUSH_S`` = 0), not
+# every 2 s: on an idle machine a small ingest writes it only at its end, too late to be killed after
+FLUSH_EACH_RUN = [sys.executable, "-c", "import sys; import logscope.store.ingest as i; i.RUNS_FLUSH_S = 0.0\n"
+                  "from logscope.cli import main; sys.argv[0] = 'logscope'; main()"]
+
+
 def _kill_at(logs: Path, store: Path, point: str, delay: float) -> tuple[bool, list[int]]:
     """Start ``ingest --jobs 2``, SIGKILL it ``delay`` s after ``point`` is seen. (killed?, its workers)"""
-    proc = subprocess.Popen([sys.executable, "-m", "logscope", "ingest", str(logs), "--out", str(store), "--jobs", "2"],
+    exe = FLUSH_EACH_RUN if point == "runs table written" else [sys.executable, "-m", "logscope"]
+    proc = subprocess.Popen([*exe, "ingest", str(logs), "--out", str(store), "--jobs", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, start_new_session=True)
     seen: set[int] = set()
     try:
@@ -100,10 +107,10 @@ def _readable(store: Path) -> None:
 @pytest.fixture(scope="module")
 def logs_and_clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[str]]:
     base = tmp_path_factory.mktemp("kill")
-    logs = log_set(base / "logs", 4)  # real vLLM and SGLang logs of 50-90 KB
+    logs = log_set(base / "logs", 6)  # real vLLM and SGLang logs of 20-90 KB
     clean = base / "clean"
     summary = ingest([logs], clean, jobs=1)
-    assert len(summary.runs) == 4 and not summary.failed
+    assert len(summary.runs) == 6 and not summary.failed
     return logs, tree_digest(clean), summary.runs
 
 
@@ -113,7 +120,7 @@ def test_kill_9_then_reingest_is_a_clean_ingest(point: str, logs_and_clean: tupl
     logs, clean, runs = logs_and_clean
     rng = random.Random(f"{SEED}-{point}")
     store = tmp_path / "store"
-    killed, workers = _kill_at(logs, store, point, rng.uniform(0.0, 0.4))
+    killed, workers = _kill_at(logs, store, point, rng.uniform(0.0, 0.25))
     why = f"kill point {point!r}, LOGSCOPE_KILL_SEED={SEED}"
     assert killed, f"the ingest ended before it was killed ({why})"
     assert len(workers) >= 2, why
@@ -123,7 +130,7 @@ def test_kill_9_then_reingest_is_a_clean_ingest(point: str, logs_and_clean: tupl
     assert not _live(workers), f"workers of the killed ingest still run: {_live(workers)} ({why})"
     _readable(store)
     if point == "a run staged":  # a second kill, of the re-ingest that clears the first one's leftovers
-        _kill_at(logs, store, "a run staged", rng.uniform(0.0, 0.4))
+        _kill_at(logs, store, "a run staged", rng.uniform(0.0, 0.25))
         _readable(store)
     done = subprocess.run([sys.executable, "-m", "logscope", "ingest", str(logs), "--out", str(store), "--jobs", "2"],
                           capture_output=True, text=True, env=ENV, timeout=300)
