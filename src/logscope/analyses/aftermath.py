@@ -17,6 +17,8 @@ Each side gives the median aggregate rate and the median rate **per running requ
 running): a load that drains after a disturbance lowers the aggregate rate but not the per-request
 one, so the comparison is per request. ``recovered`` says whether any window after reached half the
 before per-request rate again; null when there are no windows after (the log ends) or none before.
+A vLLM log that cannot show its preemptions (V1 without the ``Preemptions:`` field) and shows no other
+disturbance gives null with the reason, never an empty list that would read as "none".
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import NotApplicable, RunData, bursts, is_gap, median, r
+from logscope.analyses.disturbances import _preemptions_unknown
 from logscope.analyses.series import main_series
 from logscope.analyses.stalls import without_stalls
 
@@ -110,6 +113,9 @@ def disturbance_segments(data: RunData) -> list[DisturbanceSegment] | NotApplica
                                     "the rate before and after a disturbance")
     dist = _disturbances(data)
     if not dist.height:
+        unknown = _preemptions_unknown(data)  # a vLLM V1 log that cannot show its preemptions: not "none"
+        if unknown is not None:
+            return NotApplicable(reason=f"no retraction or retried OOM line, and {unknown}")
         return []
     series = without_stalls(data, series)
     iv = series.interval or 10.0

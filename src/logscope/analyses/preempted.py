@@ -54,7 +54,8 @@ def preempted_requests(data: RunData) -> list[PreemptedRequest] | NotApplicable:
         return [PreemptedRequest(request_id=row["request_id"], line=row["line"], window_line=row["window_line"],
                                  file=row["file"], mode=row["mode"], cumulative=row["count"])
                 for row in joined.iter_rows(named=True)]
-    if data.frame("decode_batch").height or data.frame("prefill_batch").height or data.frame("retract").height:
+    if (data.engine == "sglang" or data.frame("decode_batch").height or data.frame("prefill_batch").height
+            or data.frame("retract").height):
         return NotApplicable(reason="SGLang names no preempted request: its retraction line counts them "
                                     "(#retracted_reqs) without their ids")
     if not tp.height:
