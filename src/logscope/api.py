@@ -80,6 +80,14 @@ class Run:
 
         return frame(self.events, kind, timebase=self.timebase())
 
+    def requests(self) -> pl.DataFrame:
+        """The per-request table (polars): one row per request id when request logging is on (its lines
+        joined by id), else one per inference access line; columns in ``logscope.analyses.requests``."""
+        from logscope.analyses.base import RunData
+        from logscope.analyses.requests import request_frame
+
+        return request_frame(RunData.of(self))
+
     def timebase(self) -> TimeBase:
         """When ``t_s == 0`` was on the wall clock, and how that is known (``logscope.timebase``)."""
         from logscope.timebase import timebase
@@ -184,6 +192,10 @@ def add_metrics(report: Any, events: Sequence[Event], paths: Sequence[str]) -> N
         report.not_applicable["metrics"] = res.reason
     else:
         report.metrics = res
+        if report.requests is not None:
+            from logscope.analyses.requests import add_metrics as requests_metrics
+
+            requests_metrics(report.requests, res)
 
 
 def _with_lookahead(lines: Iterator[Line], n: int) -> tuple[list[Line], Iterator[Line]]:

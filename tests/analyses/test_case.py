@@ -263,7 +263,7 @@ def test_report_keys() -> None:
                        "coverage", "stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start",
                        "disturbances", "findings", "bench", "stalls", "ranks", "decode_under_load", "notes",
                        "lifetimes", "analyzed_lifetime", "metrics", "slo", "effective_config", "kv_saturation",
-                       "preempted_requests", "disturbance_segments"]
+                       "preempted_requests", "disturbance_segments", "requests"]
     # no client output given, one engine; the V1 stats line has no `Preemptions:` field, so the count is unknown
     assert isinstance(d["findings"], list)
     assert list(d["not_applicable"]) == ["disturbances.preemptions", "bench", "ranks", "preempted_requests"]

@@ -34,6 +34,7 @@ ACCESS = re.compile(r'"(GET|POST|PUT|DELETE|PATCH) (/\S*) HTTP/[\d.]+" (\d{3})')
 # endpoints that are not inference work (probes, metadata, tokenizer calls)
 _NOT_WORK = re.compile(r"^/(?:health|metrics|ping|v1/models|models|version|tokenize|detokenize|get_model_info"
                        r"|model_info|server_info|get_server_info|favicon\.ico|load|$)")
+NOT_WORK = _NOT_WORK  # shared with analyses.requests (inference access lines)
 REQUEST = re.compile(r"\b(?:Received request|Added request) \S")
 API_SERVERS_OFF = re.compile(r"api_server_count more than 1; disabling stats logging")
 # what the sparse reader must keep for this check (access and request lines, the api-server warning)

@@ -29,6 +29,7 @@ from logscope.analyses.preempted import PreemptedRequest, preempted_requests
 from logscope.analyses.prefill import Prefill, prefill
 from logscope.analyses.quirks import quirks_for
 from logscope.analyses.ranks import Ranks, ranks
+from logscope.analyses.requests import RequestsSection, requests_section
 from logscope.analyses.slo import SloSection
 from logscope.analyses.spec import SpecDecode, spec_decode
 from logscope.analyses.stalls import Stalls, stalls
@@ -97,6 +98,10 @@ class Report(BaseModel):
     disturbance_segments: list[DisturbanceSegment] | None = Field(
         None, description="each burst of preemptions, retractions or retried OOMs with the decode rate before and "
                           "after it, per running request (see logscope.analyses.aftermath); an empty list when none")
+    requests: RequestsSection | None = Field(
+        None, description="requests as the access and request-logging lines (and --metrics) tell them: counts by "
+                          "status and outcome, error and abort rates, printed latencies, requests in flight; the "
+                          "per-request table is Run.requests() (see logscope.analyses.requests)")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -208,7 +213,7 @@ def build_report(run: RunLike | RunData) -> Report:
     sections["ranks"] = None if isinstance(rk, NotApplicable) else rk
     optional: dict[str, Callable[[RunData], Any]] = {  # null with the reason in not_applicable when not applicable
         "effective_config": effective_config, "kv_saturation": kv_saturation, "preempted_requests": preempted_requests,
-        "disturbance_segments": disturbance_segments}
+        "disturbance_segments": disturbance_segments, "requests": requests_section}
     for name, fn in optional.items():
         res = fn(data)
         if isinstance(res, NotApplicable):

@@ -56,13 +56,14 @@ SECTION_TITLES = {
     "kv_pool": "KV pool",
     "cold_start": "Cold start",
     "disturbances": "Disturbances",
+    "requests": "Requests",
     "bench": "Client benchmark",
     "stalls": "Stalls and hangs",
     "ranks": "Ranks",
     "metrics": "Server metrics",
     "slo": "SLO gates",
 }
-OPTIONAL_SECTIONS = ("bench", "stalls", "ranks", "decode_under_load", "metrics", "slo")
+OPTIONAL_SECTIONS = ("bench", "stalls", "ranks", "decode_under_load", "metrics", "slo", "requests")
 # optional sections shown only when they hold something (a run without stalls says so in its JSON)
 SHOWN_WHEN = {"stalls": lambda res: bool(getattr(res, "spans", None))}
 SECTION_FIGURES = {
@@ -346,6 +347,10 @@ def summary_rows(rep: Report, findings: list[dict[str, Any]] | None = None) -> l
     if rk is not None:
         add("Ranks", (t(f"{len(rk.ranks)} ranks; " + ("; ".join(f"{im.kind} imbalance on {im.rank}" for im in rk.imbalances)
                                                    or "no imbalance found")),))
+    if getattr(rep, "requests", None) is not None:
+        from logscope.render.requests_doc import requests_summary  # it imports this module
+
+        add("Requests", (t(requests_summary(rep.requests)),))
     if rep.metrics is not None:
         from logscope.render.metrics_doc import metrics_summary  # it imports this module
 
@@ -704,6 +709,12 @@ def _metrics(m: Any, level: int) -> list[Block]:
     return metrics_blocks(m, level)
 
 
+def _requests(r: Any, level: int) -> list[Block]:
+    from logscope.render.requests_doc import requests_blocks  # it imports this module
+
+    return requests_blocks(r, level)
+
+
 def _slo(s: Any, level: int) -> list[Block]:
     from logscope.render.metrics_doc import slo_blocks
 
@@ -806,6 +817,7 @@ SECTION_BUILDERS = {
     "kv_pool": _kv_pool,
     "cold_start": _cold_start,
     "disturbances": _disturbances,
+    "requests": _requests,
     "bench": _bench,
     "stalls": _stalls,
     "ranks": _ranks,
