@@ -192,6 +192,9 @@ def add_metrics(report: Any, events: Sequence[Event], paths: Sequence[str]) -> N
         report.not_applicable["metrics"] = res.reason
     else:
         report.metrics = res
+        from logscope.analyses.metrics import fill_gaps
+
+        fill_gaps(report, res)
         if report.requests is not None:
             from logscope.analyses.requests import add_metrics as requests_metrics
 

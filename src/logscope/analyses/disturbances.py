@@ -69,6 +69,8 @@ class Disturbances(Result):
     benign_errors: int = Field(0, description="errors after a clean stop began (e.g. vLLM's EngineDeadError on SIGINT): "
                                               "kept in `error_list`, not counted in `errors`")
     preemptions_not_applicable: str | None = Field(None, description="why `preemptions` is null")
+    preemptions_source: str | None = Field(None, description="where `preemptions` comes from: the log's lines, or the "
+                                           "server's counter given with --metrics when the log cannot count them")
     error_list: list[ErrorEntry] = Field(default_factory=list)
     timeline: list[TimelineEntry] = Field(default_factory=list)
     overlapping: list[str] = Field(default_factory=list, description="one sentence per disturbance kind in a window")
@@ -248,8 +250,9 @@ def disturbances(data: RunData, stable: StableDecode | NotApplicable | None = No
               "(stable decode segment, prefill windows, start-up).")
     preempt_na = _preemptions_unknown(data)
     preemptions: int | None = preempt
+    preempt_src: str | None = "the log (stats lines' `Preemptions:` and preemption lines)"
     if preempt_na is not None:
-        preemptions = None
+        preemptions = preempt_src = None
         method += f" Preemptions unknown: {preempt_na}"
     benign = sum(1 for x in errors if x.benign_shutdown)
     if benign:
@@ -266,7 +269,8 @@ def disturbances(data: RunData, stable: StableDecode | NotApplicable | None = No
         oom_rounds=ranks.pop() if len(ranks) == 1 and oom_by_rank else None,
         oom_requested_gib=round(median(req), 2) if req else None, oom_free_gib=round(median(free), 2) if free else None,
         runtime_compiles=sum(jit_by_rank.values()), runtime_compiles_by_rank=dict(sorted(jit_by_rank.items())),
-        preemptions=preemptions, preemptions_not_applicable=preempt_na, retractions=len(retract),
+        preemptions=preemptions, preemptions_not_applicable=preempt_na, preemptions_source=preempt_src,
+        retractions=len(retract),
         retracted_requests=sum(int(getattr(e, "retracted_reqs", 0) or 0) for e in retract),
         errors=len(errors) - benign, benign_errors=benign, error_list=errors, timeline=timeline, overlapping=overlapping,
         http_errors=http_errors, http_errors_by_status=by_status, aborts=aborts, request_errors=request_errors,

@@ -31,6 +31,7 @@ import calendar
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -535,3 +536,24 @@ def _cross_check(gen: MetricCounter | None, scrapes: Sequence[Scrape], events: S
                       inconsistent=sum(not c.consistent for c in checks), span_log_tokens=round(log_tokens, 1),
                       span_metrics_tokens=round(span_metrics, 1),
                       span_diff_pct=None if span_diff is None else round(span_diff, 2))
+
+
+def fill_gaps(report: Any, section: MetricsSection) -> None:
+    """What the metrics say and the log cannot, put where the report keeps it, with its source:
+    ``disturbances.preemptions`` from the preemption counter when the log cannot count them (vLLM 0.32's
+    stats line prints no ``Preemptions:``; V1 logs no preemption line). Where the log does count them,
+    the counter's total is set beside it in ``preemptions_source`` (a difference is stated, not resolved)."""
+    dist = getattr(report, "disturbances", None)
+    pre = section.preemptions
+    if dist is None or pre is None:
+        return
+    if dist.preemptions is None:
+        report.disturbances = dist.model_copy(update={
+            "preemptions": pre.total, "preemptions_not_applicable": None,
+            "preemptions_source": f"metrics: {pre.source}, since the log cannot count them",
+            "method": dist.method + f" Preemptions filled from the server's counter (--metrics): {pre.total}."})
+        report.not_applicable.pop("disturbances.preemptions", None)
+    else:
+        same = "the same" if dist.preemptions == pre.total else f"{pre.total} (a difference of {pre.total - dist.preemptions:+d})"
+        report.disturbances = dist.model_copy(update={
+            "preemptions_source": f"{dist.preemptions_source}; the metrics count {same}: {pre.source}"})

@@ -86,10 +86,15 @@ def read_metrics(paths: list[str]) -> MetricsInput:
 
                 with gzip.open(f, "rt", encoding="utf-8", errors="replace") as gz:
                     text = gz.read()
+            elif f.endswith(".xz"):  # a series of near-identical scrapes: xz finds the repeats gzip's 32 KiB window misses
+                import lzma
+
+                with lzma.open(f, "rt", encoding="utf-8", errors="replace") as xz:
+                    text = xz.read()
             else:
                 with open(f, encoding="utf-8", errors="replace") as fh:
                     text = fh.read()
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, ValueError, _lzma_error()) as exc:
             notes.append(f"{f}: cannot read ({getattr(exc, 'strerror', None) or exc})")
             continue
         got, how = _file_scrapes(f, text, notes)
@@ -100,6 +105,12 @@ def read_metrics(paths: list[str]) -> MetricsInput:
     untimed = [s for s in scrapes if s.time is None]
     return MetricsInput(files=files, scrapes=timed + untimed, notes=notes,
                         time_source="; ".join(sorted(sources)) or "no scrape read")
+
+
+def _lzma_error() -> type[Exception]:
+    import lzma
+
+    return lzma.LZMAError
 
 
 def _file_scrapes(path: str, text: str, notes: list[str]) -> tuple[list[Scrape], str]:

@@ -327,7 +327,7 @@ def summary_rows(rep: Report, findings: list[dict[str, Any]] | None = None) -> l
             parts.append(o)
         parts += [f"{d.runtime_compiles} runtime compiles",
                   "unknown preemptions (the log does not count them)" if d.preemptions is None
-                  else f"{d.preemptions} preemptions"]
+                  else f"{d.preemptions} preemptions" + (" (server metrics)" if _from_metrics(d) else "")]
         if d.retractions:
             parts.append(f"{d.retractions} retractions")
         parts.append(f"{d.errors} errors" + (f" (and {d.benign_errors} at a clean shutdown, not counted)"
@@ -591,6 +591,17 @@ def _request_failures(d: Any) -> list[str]:
     return out
 
 
+def _from_metrics(d: Any) -> bool:
+    return str(getattr(d, "preemptions_source", None) or "").startswith("metrics")
+
+
+def _preemptions(d: Any) -> Inline | str:
+    """The count, and its source when the log could not give it (the server's counter, --metrics)."""
+    if not _from_metrics(d):
+        return str(d.preemptions)
+    return (t(f"{d.preemptions} (source: "), *prose(d.preemptions_source), t(")"))
+
+
 def _disturbances(d: Any, level: int) -> list[Block]:
     rows: list[tuple[str, Inline | str]] = [
         ("OOM", f"{d.oom} lines ({d.oom_retried} retried)" + (
@@ -598,7 +609,7 @@ def _disturbances(d: Any, level: int) -> list[Block]:
             f"; asked {num(d.oom_requested_gib)} GiB with {num(d.oom_free_gib)} GiB free (median)"
             if d.oom_requested_gib is not None else "")),
         ("Runtime compiles", str(d.runtime_compiles)),
-        ("Preemptions", str(d.preemptions) if d.preemptions is not None else
+        ("Preemptions", _preemptions(d) if d.preemptions is not None else
          (t("unknown: "), *prose(d.preemptions_not_applicable or "the log does not count them"))),
         ("Retractions", f"{d.retractions} ({d.retracted_requests} requests)"),
         ("Errors", str(d.errors) + (f" (and {d.benign_errors} at a clean shutdown, not counted)"
