@@ -250,7 +250,8 @@ def disturbances(data: RunData, stable: StableDecode | NotApplicable | None = No
               "(stable decode segment, prefill windows, start-up).")
     preempt_na = _preemptions_unknown(data)
     preemptions: int | None = preempt
-    preempt_src: str | None = "the log (stats lines' `Preemptions:` and preemption lines)"
+    preempt_src: str | None = ("the log (SGLang prints retractions, counted in `retractions`, and no preemption line)"
+                               if data.engine == "sglang" else "the log (stats lines' `Preemptions:`, preemption lines)")
     if preempt_na is not None:
         preemptions = preempt_src = None
         method += f" Preemptions unknown: {preempt_na}"
