@@ -210,3 +210,23 @@ def test_cli_slo_exit_codes() -> None:
     unknown = runner.invoke(main, ["analyze", str(LOG), "--slo", "ttft_p95<=2s"])
     assert unknown.exit_code == 1 and "SLO UNKNOWN" in unknown.stderr
     assert runner.invoke(main, ["analyze", str(LOG), "--slo", "ttft<=2s"]).exit_code == 3  # a usage error
+
+
+C6_LOG = HERE / "vllm-c6-metrics-1s.log"
+C6_GREP = HERE / "vllm-c6-metrics-1s.metrics.txt"
+
+
+def test_c6_preemptions_from_the_metrics() -> None:
+    """c6 again (corpus README: c5's KV-tight server and client, then a grep of /metrics; the original files are not
+    in the corpus): the log has no `Preemptions:` field, `vllm:num_preemptions_total 71.0` in the grep."""
+    assert "Preemptions:" not in C6_LOG.read_text()
+    plain = load([str(C6_LOG)]).analyze()
+    assert plain.disturbances is not None and plain.disturbances.preemptions is None
+    assert "disturbances.preemptions" in plain.not_applicable
+    rep = load([str(C6_LOG)]).analyze(metrics=[str(C6_GREP)])
+    d = rep.disturbances
+    assert d is not None and d.preemptions == 71 and d.preemptions_not_applicable is None
+    assert (d.preemptions_source or "").startswith("metrics: vllm:num_preemptions_total")
+    assert "disturbances.preemptions" not in rep.not_applicable
+    out = CliRunner().invoke(main, ["analyze", str(C6_LOG), "--metrics", str(C6_GREP)])
+    assert out.exit_code == 0 and "71 preemptions (server metrics)" in " ".join(out.output.split())
