@@ -161,11 +161,21 @@ class RateCheck(BaseModel):
     window_start: float = Field(description="unix seconds")
     window_end: float
     log_gen_tok_s: float
-    metrics_gen_tok_s: float = Field(description="the counter's rate, the counter read linearly between scrapes")
+    metrics_gen_tok_s: float = Field(description="the counter's difference between the scrapes nearest the window's "
+                                     "two ends (the middle of each printed second), over those scrapes' time difference")
     metrics_min_tok_s: float = Field(description="the least rate the scrapes allow (a counter only grows)")
     metrics_max_tok_s: float = Field(description="the most rate the scrapes allow")
     diff_pct: float | None = Field(description="(metrics - log) / log, percent; null when the log says 0")
     consistent: bool = Field(description="the log's rate lies within what the scrapes allow")
+    scrape_start: float | None = Field(None, description="unix seconds of the scrape nearest the window's start")
+    scrape_end: float | None = Field(None, description="unix seconds of the scrape nearest the window's end")
+    interpolated_gen_tok_s: float | None = Field(None, description="the counter read linearly between the scrapes "
+                                                 "around each window end")
+    mismatch_s: float | None = Field(None, description="seconds the scrapes' span and the log's window may not share: "
+                                     "each end's distance to its scrape plus the stamps' whole-second resolution")
+    allowed_pct: float | None = Field(None, description="the difference the mismatch allows, percent of the log's "
+                                      "tokens: each end's unshared seconds at the counter's fastest rate over the "
+                                      "scrape intervals they touch; null when the log says 0")
 
 
 class MetricsCrossCheck(BaseModel):
@@ -178,6 +188,11 @@ class MetricsCrossCheck(BaseModel):
     checks: list[RateCheck]
     max_abs_diff_pct: float | None
     inconsistent: int = Field(description="windows whose log rate the scrapes cannot produce")
+    rated: int = Field(0, description="windows with a log rate above 0 (the ones a percent difference applies to)")
+    within_10_pct: int = Field(0, description="rated windows whose metrics rate is within 10 % of the log's")
+    beyond_allowed: int = Field(0, description="rated windows whose difference exceeds what the mismatch allows")
+    within_10_pct_interpolated: int = Field(0, description="rated windows within 10 % when the counter is read "
+                                            "linearly between the scrapes around each end's middle instead")
     span_log_tokens: float = Field(description="sum over the checked windows of the log's rate × window length")
     span_metrics_tokens: float = Field(description="the counter's increase over the same span")
     span_diff_pct: float | None
@@ -447,6 +462,18 @@ def _bounds(scrapes: Sequence[tuple[float, float]], t: float) -> tuple[float, fl
     return (before[-1], after[0]) if before and after else None
 
 
+def _peak_rate(scrapes: Sequence[tuple[float, float]], lo: float, hi: float) -> float:
+    """The counter's fastest rate over the scrape intervals that overlap [lo, hi]."""
+    rates = [(v1 - v0) / (t1 - t0) for (t0, v0), (t1, v1) in zip(scrapes, scrapes[1:], strict=False)
+             if t1 > t0 and t1 >= lo and t0 <= hi]
+    return max(rates, default=0.0)
+
+
+def _nearest(scrapes: Sequence[tuple[float, float]], t: float) -> tuple[float, float]:
+    """The (time, counter) of the scrape nearest ``t``."""
+    return min(scrapes, key=lambda sv: abs(sv[0] - t))
+
+
 def _cross_check(gen: MetricCounter | None, scrapes: Sequence[Scrape], events: Sequence[Event],
                  notes: list[str]) -> MetricsCrossCheck | None:
     stats = [e for e in events if e.kind == "throughput" and e.time]
@@ -500,22 +527,33 @@ def _cross_check(gen: MetricCounter | None, scrapes: Sequence[Scrape], events: S
         prev_end[key] = end
         if end <= start:
             continue
-        a, b = _at(series, start), _at(series, end)
-        ba, bb = _bounds(series, start), _bounds(series, end)
-        if a is None or b is None or ba is None or bb is None:
+        a, b = _at(series, start + 0.5), _at(series, end + 0.5)  # a stamp's second: its middle
+        # a stamp is the second its line was printed in: the true window starts in [start, start + 1) and ends in
+        # [end, end + 1); the counter at a time lies between the scrapes before and after it
+        b_s0, b_s1, b_e0, b_e1 = (_bounds(series, x) for x in (start, start + 1.0, end, end + 1.0))
+        if a is None or b is None or b_s0 is None or b_s1 is None or b_e0 is None or b_e1 is None:
             continue
         w = end - start
-        rate = (b - a) / w
-        lo, hi = max(0.0, (bb[0] - ba[1]) / w), (bb[1] - ba[0]) / w
+        na, nb = _nearest(series, start + 0.5), _nearest(series, end + 0.5)
+        if nb[0] <= na[0]:
+            continue  # one scrape nearest both ends: the window is shorter than the scrapes' spacing
+        rate = (nb[1] - na[1]) / (nb[0] - na[0])
+        lo, hi = max(0.0, (b_e0[0] - b_s1[1]) / (w + 1.0)), (b_e1[1] - b_s0[0]) / max(w - 1.0, 0.5)
         log_rate = float(getattr(e, "gen_tok_s", 0.0))
         diff = 100.0 * (rate - log_rate) / log_rate if log_rate > 0 else None
-        # the log prints one decimal, its stamps whole seconds: a tenth of a token/s and a second's share of slack
-        slack = 0.05 + log_rate / w
+        mismatch = abs(na[0] - (start + 0.5)) + abs(nb[0] - (end + 0.5)) + 1.0
+        # the tokens those unshared seconds can hold: each end's share at the counter's fastest rate over the
+        # scrape intervals it touches
+        spare = sum((abs(sx - x - 0.5) + 0.5) * _peak_rate(series, min(sx, x), max(sx, x + 1.0))
+                    for sx, x in ((na[0], start), (nb[0], end)))
+        # the log prints one decimal: a tenth of a token/s of slack
         checks.append(RateCheck(log_line=f"{e.file}:{e.line}", window_start=start, window_end=end,
                                 log_gen_tok_s=log_rate, metrics_gen_tok_s=round(rate, 2),
                                 metrics_min_tok_s=round(lo, 2), metrics_max_tok_s=round(hi, 2),
                                 diff_pct=None if diff is None else round(diff, 2),
-                                consistent=lo - slack <= log_rate <= hi + slack))
+                                consistent=lo - 0.05 <= log_rate <= hi + 0.05, scrape_start=na[0], scrape_end=nb[0],
+                                interpolated_gen_tok_s=round((b - a) / w, 2), mismatch_s=round(mismatch, 3),
+                                allowed_pct=round(100.0 * spare / (log_rate * w), 2) if log_rate > 0 else None))
     if not checks:
         return None
     diffs = [abs(c.diff_pct) for c in checks if c.diff_pct is not None]
@@ -523,17 +561,28 @@ def _cross_check(gen: MetricCounter | None, scrapes: Sequence[Scrape], events: S
     a0, b0 = _at(series, checks[0].window_start), _at(series, checks[-1].window_end)
     span_metrics = (b0 or 0.0) - (a0 or 0.0)
     span_diff = 100.0 * (span_metrics - log_tokens) / log_tokens if log_tokens > 0 else None
-    method = ("each stats line's `Avg generation throughput` against the increase of the generation-token counter over "
-              "the same window (from the previous stats line of the same engine, the first one over the "
-              f"{LOG_INTERVAL_S:g} s log interval before it), the counter read linearly between the scrapes around "
-              "each window end, and the least and most rate the scrapes allow (the counter at a time lies between the "
-              "scrapes before and after it): a window is inconsistent when the log's rate lies outside those bounds; "
-              "a difference inside them is the scrapes' spacing (the rate changed between two scrapes), not a "
-              "disagreement. Windows not inside the scrape series are left out. The span check sets the tokens of all "
+    rated = [c for c in checks if c.diff_pct is not None]
+    method = ("each stats line's `Avg generation throughput` against the generation-token counter over the same window "
+              "(from the previous stats line of the same engine, the first one over the "
+              f"{LOG_INTERVAL_S:g} s log interval before it): the counter's difference between the scrapes nearest "
+              "the window's two ends (the middle of each printed second) over those scrapes' time difference. The "
+              "scrapes' span and the log's window differ by each end's distance to its scrape plus the stamps' "
+              "whole-second resolution (mismatch_s); the difference that mismatch allows (allowed_pct) is those "
+              "seconds at the counter's fastest rate over the scrape intervals they touch, as a share of the log's "
+              "tokens in the window. A window is inconsistent when the log's "
+              "rate lies outside the least and most rate the scrapes allow (the counter at a time lies between the "
+              "scrapes before and after it, each end anywhere in its printed second). Windows not inside the scrape "
+              "series, or shorter than the scrapes' spacing, are left out. The span check sets the tokens of all "
               "checked windows against the counter's increase over their whole span")
     return MetricsCrossCheck(method=method, alignment=alignment, checks=checks,
                       max_abs_diff_pct=max(diffs) if diffs else None,
-                      inconsistent=sum(not c.consistent for c in checks), span_log_tokens=round(log_tokens, 1),
+                      inconsistent=sum(not c.consistent for c in checks), rated=len(rated),
+                      within_10_pct=sum(abs(c.diff_pct or 0.0) <= 10.0 for c in rated),
+                      beyond_allowed=sum(abs(c.diff_pct or 0.0) > (c.allowed_pct or 0.0) for c in rated),
+                      within_10_pct_interpolated=sum(
+                          abs((c.interpolated_gen_tok_s or 0.0) - c.log_gen_tok_s) <= 0.1 * c.log_gen_tok_s
+                          for c in rated),
+                      span_log_tokens=round(log_tokens, 1),
                       span_metrics_tokens=round(span_metrics, 1),
                       span_diff_pct=None if span_diff is None else round(span_diff, 2))
 

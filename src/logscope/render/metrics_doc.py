@@ -87,8 +87,12 @@ def metrics_blocks(m: Any, level: int) -> list[Block]:
     if cc is not None:
         out.append(Heading(3, (t("Log against metrics: generation throughput"),), "metrics-cross-check"))
         span = "n/a" if cc.span_diff_pct is None else f"{cc.span_diff_pct:+.1f} %"
+        rated = getattr(cc, "rated", 0)
+        within = (f"{cc.within_10_pct} of {rated} with a rate within 10 % of the log's "
+                  f"({cc.within_10_pct_interpolated} with the counter read linearly between scrapes), "
+                  f"{cc.beyond_allowed} beyond the difference their ends' mismatch allows; " if rated else "")
         out.append(Para(prose(
-            f"{len(cc.checks)} stats window(s): the largest difference {pct(cc.max_abs_diff_pct)}, "
+            f"{len(cc.checks)} stats window(s): {within}the largest difference {pct(cc.max_abs_diff_pct)}, "
             f"{cc.inconsistent} window(s) the scrapes cannot produce; over the whole span the log's "
             f"{num(cc.span_log_tokens)} tokens against the counter's {num(cc.span_metrics_tokens)} ({span}). "
             f"Clock: {cc.alignment}."), "warn" if cc.inconsistent else "p"))
@@ -97,10 +101,11 @@ def metrics_blocks(m: Any, level: int) -> list[Block]:
             rows = [((c(ck.log_line),), (t(f"{_when(ck.window_start)[11:19]}-{_when(ck.window_end)[11:19]}"),),
                      (t(num(ck.log_gen_tok_s)),), (t(num(ck.metrics_gen_tok_s)),),
                      (t(f"{num(ck.metrics_min_tok_s)}-{num(ck.metrics_max_tok_s)}"),),
-                     (t("n/a" if ck.diff_pct is None else f"{ck.diff_pct:+.1f} %"),), (t(num(ck.consistent)),))
+                     (t("n/a" if ck.diff_pct is None else f"{ck.diff_pct:+.1f} %"),),
+                     (t("n/a" if ck.allowed_pct is None else f"±{num(ck.allowed_pct)} %"),), (t(num(ck.consistent)),))
                     for ck in cc.checks[:limit]]
             out.append(Table(("stats line", "window (UTC)", "log tok/s", "metrics tok/s", "scrapes allow", "diff",
-                              "consistent"), rows, (False, False, True, True, False, True, False)))
+                              "mismatch allows", "consistent"), rows, (False, False, True, True, False, True, True, False)))
             if len(cc.checks) > limit:
                 out.append(Para(prose(f"Showing {limit} of {len(cc.checks)} windows; all are in {JSON_HINT}."), "note"))
         out.append(Para((b("Method: "), *prose(cc.method)), "method"))
