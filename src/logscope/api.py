@@ -184,10 +184,10 @@ def build_report_coverage(run: Run, lines: int) -> Any:
 def add_metrics(report: Any, events: Sequence[Event], paths: Sequence[str]) -> None:
     """Set ``report.metrics`` from the scrapes in ``paths`` (or say in ``not_applicable`` why not)."""
     from logscope.analyses.base import NotApplicable
-    from logscope.analyses.metrics import metrics_section
+    from logscope.analyses.metrics import ANALYSED, metrics_section
     from logscope.parsers.prometheus import read_metrics
 
-    res = metrics_section(read_metrics(list(paths)), events)
+    res = metrics_section(read_metrics(list(paths), ANALYSED), events)
     if isinstance(res, NotApplicable):
         report.not_applicable["metrics"] = res.reason
     else:

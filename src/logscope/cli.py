@@ -557,11 +557,11 @@ def metrics_command(files: tuple[str, ...], logs: tuple[str, ...], engine: str, 
     """Saved Prometheus /metrics scrapes (FILES: one scrape, a file of scrapes each after a `# scrape_time <unix s>`
     line, or a folder of scrape files): counter rates, gauges, latency quantiles from the histograms."""
     from logscope.analyses.base import NotApplicable
-    from logscope.analyses.metrics import metrics_section
+    from logscope.analyses.metrics import ANALYSED, metrics_section
     from logscope.parsers.prometheus import read_metrics
 
     events = _load_run(list(logs), engine).events if logs else []
-    res = metrics_section(read_metrics(list(files)), events)
+    res = metrics_section(read_metrics(list(files), ANALYSED), events)
     if isinstance(res, NotApplicable):
         raise LogscopeError(res.reason)
     if fmt == "json":

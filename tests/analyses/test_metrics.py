@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from logscope.analyses.base import NotApplicable
-from logscope.analyses.metrics import MetricsSection, metrics_section, quantile
+from logscope.analyses.metrics import ANALYSED, MetricsSection, metrics_section, quantile
 from logscope.api import load
 from logscope.cli import main
 from logscope.parsers.prometheus import read_metrics
@@ -95,7 +95,7 @@ def test_cross_check_against_log(series: MetricsSection) -> None:
 
 def test_cross_check_one_second_scrapes() -> None:
     """The c6 recapture scraped every ~1.3 s: the same windows, compared honestly (README: vllm-c6-metrics-1s)."""
-    res = metrics_section(read_metrics([str(HERE / "vllm-c6-metrics-1s.scrapes.txt.xz")]), load([str(C6_LOG)]).events)
+    res = metrics_section(read_metrics([str(HERE / "vllm-c6-metrics-1s.scrapes.txt.xz")], ANALYSED), load([str(C6_LOG)]).events)
     assert isinstance(res, MetricsSection) and res.scrapes == 339
     cc = res.cross_check
     assert cc is not None and "339 of 339" in cc.alignment

@@ -14,7 +14,15 @@ from PIL import Image
 
 from logscope.analyses.compare import compare
 from logscope.analyses.prefill import ChunkSeries
-from logscope.plots import COMPARE_FIGURES, RUN_FIGURES, PlotInput, compare_plots, run_plots, write_plots
+from logscope.plots import (
+    COMPARE_FIGURES,
+    OPTIONAL_FIGURES,
+    RUN_FIGURES,
+    PlotInput,
+    compare_plots,
+    run_plots,
+    write_plots,
+)
 from tests.conftest import ROOT
 from tests.render.cases import CASES, loaded
 
@@ -48,7 +56,9 @@ def test_run_figures(name: str) -> None:
     run, report = loaded(name)
     plots = run_plots(PlotInput.of(run, report))
     names = {p.name for p in plots.plots}
-    assert names | {t for t in plots.skipped} and len(plots.plots) + len(plots.skipped) == len(RUN_FIGURES)
+    # the metrics figures are neither drawn nor listed as not drawn without --metrics
+    assert names | {t for t in plots.skipped} and len(plots.plots) + len(plots.skipped) == len(RUN_FIGURES) - len(
+        OPTIONAL_FIGURES)
     assert "throughput" in names and "cold_start" in names
     assert ("spec_acceptance" in names) == bool(report.spec_decode and report.spec_decode.per_position_acceptance)
     assert ("prefill_chunks" in names) == bool(report.prefill and report.prefill.chunk_series)
@@ -100,7 +110,7 @@ def test_empty_report_skips_every_figure() -> None:
     inp = PlotInput.of(run, empty)
     inp.series = None
     plots = run_plots(inp)
-    assert plots.plots == [] and len(plots.skipped) == len(RUN_FIGURES)
+    assert plots.plots == [] and len(plots.skipped) == len(RUN_FIGURES) - len(OPTIONAL_FIGURES)
 
 
 def test_many_disturbances_draw_markers_only() -> None:
@@ -127,3 +137,26 @@ def test_no_pyplot_and_agg_only() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.split() == ["False", "False"], out.stderr[-2000:]
+
+
+def test_metrics_figures_on_a_real_scrape_series() -> None:
+    """fixtures/metrics: the c6 recapture's 1 s scrapes, aligned with its log (latency and load figures)."""
+    from logscope.api import load
+
+    here = ROOT / "fixtures" / "metrics"
+    run = load([str(here / "vllm-c6-metrics-1s.log")])
+    report = run.analyze(metrics=[str(here / "vllm-c6-metrics-1s.scrapes.txt.xz")])
+    assert report.metrics is not None and report.metrics.cross_check is not None
+    assert report.metrics.cross_check.log_start_unix is not None  # the log's t_s = 0 on the scrapes' clock
+    plots = run_plots(PlotInput.of(run, report))
+    drawn = {p.name: p for p in plots.plots}
+    assert {"metrics_latency", "metrics_load"} <= set(drawn)
+    for name in ("metrics_latency", "metrics_load"):
+        check_png(drawn[name].png)
+        check_svg(drawn[name].svg)
+    svg = (drawn["metrics_load"].svg or b"").decode()
+    assert "log stats lines" in svg and "339 scrapes" in svg  # the log's points on the metrics' clock
+    # a single scrape has no interval: no latency figure, and it says why
+    one = run.analyze(metrics=[str(here / "vllm-c6-metrics-1s.metrics.txt")])
+    skipped = run_plots(PlotInput.of(run, one), formats=("png",)).skipped
+    assert "no latency histogram" in skipped["Latency percentiles (server metrics)"]

@@ -68,6 +68,9 @@ HISTOGRAMS = {
     "queue_s": ("vllm:request_queue_time_seconds", "sglang:queue_time_seconds"),
 }
 _RATIO = ("kv_usage_pct",)
+# the families whose samples the analysis reads (parsers.prometheus.read_metrics(paths, ANALYSED)): the others are
+# listed by name and type
+ANALYSED = frozenset(n for table in (COUNTERS, GAUGES, HISTOGRAMS) for names in table.values() for n in names)
 INTERPOLATION = ("histogram quantiles as Prometheus' histogram_quantile: linear within the bucket holding the rank "
                  "(lower bound 0 for the first bucket); a rank in the +Inf bucket gives the highest finite bound")
 
@@ -185,6 +188,9 @@ class MetricsCrossCheck(BaseModel):
 
     method: str
     alignment: str
+    zone_offset_s: int = Field(0, description="the log's stamps minus UTC, seconds (the alignment's zone)")
+    log_start_unix: float | None = Field(None, description="unix seconds of the log's t_s = 0 on the scrapes' "
+                                         "clock: a log event's time is log_start_unix + t_s")
     checks: list[RateCheck]
     max_abs_diff_pct: float | None
     inconsistent: int = Field(description="windows whose log rate the scrapes cannot produce")
@@ -574,7 +580,8 @@ def _cross_check(gen: MetricCounter | None, scrapes: Sequence[Scrape], events: S
               "scrapes before and after it, each end anywhere in its printed second). Windows not inside the scrape "
               "series, or shorter than the scrapes' spacing, are left out. The span check sets the tokens of all "
               "checked windows against the counter's increase over their whole span")
-    return MetricsCrossCheck(method=method, alignment=alignment, checks=checks,
+    t0 = next((t - offset - float(e.t_s) for e, t in timed if e.t_s is not None), None)
+    return MetricsCrossCheck(method=method, alignment=alignment, zone_offset_s=offset, log_start_unix=t0, checks=checks,
                       max_abs_diff_pct=max(diffs) if diffs else None,
                       inconsistent=sum(not c.consistent for c in checks), rated=len(rated),
                       within_10_pct=sum(abs(c.diff_pct or 0.0) <= 10.0 for c in rated),

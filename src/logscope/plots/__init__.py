@@ -51,7 +51,15 @@ RUN_FIGURES: tuple[tuple[str, str, str], ...] = (
      "Share of drafts accepted at each draft position; the mean acceptance length is one plus their sum."),
     ("cold_start", "Cold-start waterfall",
      "The start-up phases on the log's clock, from the first timestamp to the ready line."),
+    ("metrics_latency", "Latency percentiles (server metrics)",
+     "P50, P95 and P99 of each latency histogram over each interval between two scrapes (thin lines: over the "
+     "run), estimated from the buckets as Prometheus' histogram_quantile does."),
+    ("metrics_load", "Running, waiting and KV usage (server metrics)",
+     "The server's running and waiting requests and KV cache usage at each scrape, with the log's stats lines "
+     "on the same clock where the two were aligned."),
 )
+# figures drawn only when the input holds what they show (not listed as "not drawn" otherwise)
+OPTIONAL_FIGURES = {"metrics_latency": "metrics", "metrics_load": "metrics"}
 
 COMPARE_FIGURES: tuple[tuple[str, str, str], ...] = (
     ("compare_decode", "Decode throughput, both runs",
@@ -87,14 +95,18 @@ def _draw(name: str, title: str, caption: str, make: Callable[[], Figure], out: 
 
 def run_plots(inp: PlotInput, formats: tuple[Format, ...] = FORMATS) -> Plots:
     """Every figure of one run that its log supports, drawn in ``formats`` (each costs a rendering)."""
+    from logscope.plots import metrics as mt
     from logscope.plots import run as r
 
     makers: dict[str, Callable[[PlotInput], Figure]] = {
         "throughput": r.throughput_timeline, "prefill_chunks": r.prefill_chunks,
         "spec_acceptance": r.spec_acceptance, "cold_start": r.cold_start_waterfall,
+        "metrics_latency": mt.latency_percentiles, "metrics_load": mt.metrics_load,
     }
     out = Plots()
     for name, title, caption in RUN_FIGURES:
+        if name in OPTIONAL_FIGURES and getattr(inp.report, OPTIONAL_FIGURES[name], None) is None:
+            continue
         _draw(name, title, caption, lambda f=makers[name]: f(inp), out, formats)  # type: ignore[misc]
     return out
 
@@ -128,4 +140,4 @@ def write_plots(plots: list[Plot], directory: str | os.PathLike[str]) -> list[Pa
     return out
 
 
-__all__ = ["COMPARE_FIGURES", "RUN_FIGURES", "Plot", "PlotInput", "Plots", "compare_plots", "run_plots", "write_plots"]
+__all__ = ["COMPARE_FIGURES", "OPTIONAL_FIGURES", "RUN_FIGURES", "Plot", "PlotInput", "Plots", "compare_plots", "run_plots", "write_plots"]

@@ -71,6 +71,7 @@ SECTION_FIGURES = {
     "prefill": ("prefill_chunks",),
     "spec_decode": ("spec_acceptance",),
     "cold_start": ("cold_start",),
+    "metrics": ("metrics_latency", "metrics_load"),
 }
 
 
