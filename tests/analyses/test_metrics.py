@@ -248,3 +248,42 @@ def test_c6_preemptions_from_the_metrics() -> None:
     assert "disturbances.preemptions" not in rep.not_applicable
     out = CliRunner().invoke(main, ["analyze", str(C6_LOG), "--metrics", str(C6_GREP)])
     assert out.exit_code == 0 and "71 preemptions (server metrics)" in " ".join(out.output.split())
+
+
+SGLANG_DOCS = HERE / "sglang-docs-production.metrics.txt"
+
+
+def test_sglang_scrape_from_its_docs() -> None:
+    """A real SGLang scrape (`curl http://localhost:30000/metrics` printed in SGLang's docs/references/
+    production_metrics.md, an 0.3-era server under 11k requests; README): the sglang: names map to the roles."""
+    m = _section([str(SGLANG_DOCS)])
+    assert m.notes == []
+    assert m.counters["generation_tokens"].total == 7557572 and m.counters["prompt_tokens"].total == 8128902
+    assert (m.gauges["running"].last, m.gauges["waiting"].last) == (162, 2826)
+    assert m.gauges["kv_usage_pct"].last == pytest.approx(28.0)  # sglang:token_usage 0.28, a fraction
+    assert m.preemptions is None and m.finished_by_reason == {}  # SGLang has neither counter
+    # TTFT: 2,513 of 11,008 within the top finite bucket (30 s): every quantile is only "at least 30 s"
+    ttft = m.histograms["ttft_s"].over_run
+    assert ttft.count == 11008 and ttft.p50 == 30.0 and ttft.in_inf_bucket == ["p50", "p90", "p95", "p99"]
+    # the old per-token name: P50 rank 3,700,378.5 in (0.075, 0.1] (433,413 -> 4,950,195)
+    itl = m.histograms["itl_s"]
+    assert itl.family == "sglang:time_per_output_token_seconds" and itl.over_run.count == 7400757
+    assert itl.over_run.p50 == pytest.approx(0.075 + 0.025 * (0.5 * 7400757 - 433413) / (4950195 - 433413))
+    assert itl.over_run.p99 == pytest.approx(0.5 + 0.25 * (0.99 * 7400757 - 7312226) / (7339675 - 7312226))
+    assert m.histograms["e2e_s"].over_run.in_inf_bucket == ["p50", "p90", "p95", "p99"]
+    assert "sglang:func_latency_seconds: histogram" in m.other_families
+    out = CliRunner().invoke(main, ["metrics", str(SGLANG_DOCS)])
+    assert out.exit_code == 0 and "≥ 30,000" in out.output  # a +Inf quantile is shown as a bound
+
+
+def test_sglang_ranks_counted_once(tmp_path: Path) -> None:
+    """SGLang 0.5's scheduler metrics carry tp_rank/pp_rank/moe_ep_rank (format notes): two TP ranks of one DP group
+    report the same batch, so the running count is the lowest rank's, not their sum; two DP groups add."""
+    base = SGLANG_DOCS.read_text().replace(
+        'sglang:num_running_reqs{model_name="meta-llama/Llama-3.1-8B-Instruct"} 162.0',
+        'sglang:num_running_reqs{dp_rank="0",model_name="m",tp_rank="0"} 162.0\n'
+        'sglang:num_running_reqs{dp_rank="0",model_name="m",tp_rank="1"} 162.0\n'
+        'sglang:num_running_reqs{dp_rank="1",model_name="m",tp_rank="2"} 7.0\n'
+        'sglang:num_running_reqs{dp_rank="1",model_name="m",tp_rank="3"} 7.0')
+    got = _section([_scrapes(tmp_path, base)])
+    assert got.gauges["running"].last == 169

@@ -9,7 +9,8 @@ generation-token counter's rate over the same window.
 Method, stated once here and in each result's ``method``:
 
 - a family's value in a scrape is the sum over its label sets (engines, models), except ratios
-  (KV usage), which are the mean over them;
+  (KV usage), which are the mean over them; SGLang's scheduler metrics carry ``tp_rank``/``pp_rank``/
+  ``moe_ep_rank`` labels, and the ranks of one DP group report one batch: the lowest rank's are taken;
 - a counter's increase between two scrapes is the difference, or, when it went down (the server
   restarted, or a broken exporter), the new value itself (counted from 0 again), with a note; its
   total is the cumulative count since the server started (the last value plus the value before each
@@ -37,13 +38,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import NotApplicable, Result
 from logscope.events import Event
-from logscope.parsers.prometheus import Family, MetricsInput, Scrape
+from logscope.parsers.prometheus import Family, MetricsInput, Sample, Scrape
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
 LOG_INTERVAL_S = 10.0  # vLLM's stats line interval (VLLM_LOG_STATS_INTERVAL): the first line's window
 
 # role -> family names (prometheus_client's names: a counter without ``_total``). vLLM's are those of the
-# real 0.32 scrapes (fixtures/metrics); SGLang's from its metrics collector's names (no real scrape yet).
+# real 0.32 scrapes (fixtures/metrics); SGLang's from the format notes and a real scrape printed in SGLang's docs
+# (fixtures/metrics/sglang-docs-production.metrics.txt).
 COUNTERS = {
     "generation_tokens": ("vllm:generation_tokens", "sglang:generation_tokens"),
     "prompt_tokens": ("vllm:prompt_tokens", "sglang:prompt_tokens"),
@@ -53,6 +55,10 @@ COUNTERS = {
     "prefix_cache_hits": ("vllm:prefix_cache_hits",),
     "prefix_cache_queries": ("vllm:prefix_cache_queries",),
     "requests_finished": ("vllm:request_success", "sglang:num_requests"),
+    # SGLang's own (format notes §metrics): aborted requests (0.5.3+; 0.4.9 without _total), retracted requests
+    # (0.5.10+; SGLang's preemption: a running request sent back to the queue)
+    "requests_aborted": ("sglang:num_aborted_requests",),
+    "retractions": ("sglang:num_retracted_requests",),
 }
 GAUGES = {
     "running": ("vllm:num_requests_running", "sglang:num_running_reqs"),
@@ -62,7 +68,7 @@ GAUGES = {
 HISTOGRAMS = {
     "ttft_s": ("vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"),
     "itl_s": ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds",
-              "sglang:inter_token_latency_seconds"),
+              "sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds"),  # SGLang 0.3's name
     "tpot_s": ("vllm:request_time_per_output_token_seconds",),
     "e2e_s": ("vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"),
     "queue_s": ("vllm:request_queue_time_seconds", "sglang:queue_time_seconds"),
@@ -224,10 +230,32 @@ class MetricsSection(Result):
     notes: list[str]
 
 
+_RANK_LABELS = ("tp_rank", "pp_rank", "moe_ep_rank")
+
+
+def _one_rank(samples: list[Sample]) -> list[Sample]:
+    """The samples of one rank per engine: SGLang's scheduler metrics carry ``tp_rank``/``pp_rank``/``moe_ep_rank``
+    (0.5.x), and the ranks of one DP group share one batch: summing them would count each request once per rank.
+    Keeps, per set of the other labels, the samples of the lowest ranks."""
+    if not any(k in _RANK_LABELS for s in samples for k, _v in s.labels):
+        return samples
+    lowest: dict[tuple[tuple[str, str], ...], tuple[int, ...]] = {}
+    keyed = []
+    for s in samples:
+        d = dict(s.labels)
+        rank = tuple(int(d[k]) if d.get(k, "").isdigit() else 0 for k in _RANK_LABELS)
+        other = tuple((k, v) for k, v in s.labels if k not in _RANK_LABELS)
+        keyed.append((other, rank, s))
+        if other not in lowest or rank < lowest[other]:
+            lowest[other] = rank
+    return [s for other, rank, s in keyed if rank == lowest[other]]
+
+
 def _value(fam: Family, ratio: bool = False) -> float | None:
-    """The family's value in one scrape: the sum (mean for ratios) over its label sets' main samples."""
+    """The family's value in one scrape: the sum (mean for ratios) over its label sets' main samples (one rank
+    per engine: see ``_one_rank``)."""
     want = fam.name + "_total" if fam.type == "counter" else fam.name
-    vals = [s.value for s in fam.samples if s.name == want]
+    vals = [s.value for s in _one_rank(fam.samples) if s.name == want]
     if not vals:
         return None
     return sum(vals) / len(vals) if ratio else sum(vals)
@@ -237,7 +265,7 @@ def _buckets(fam: Family) -> tuple[dict[float, float], float, float] | None:
     """Cumulative buckets (upper bound -> count, summed over label sets), sum and count."""
     b: dict[float, float] = {}
     total = count = 0.0
-    for s in fam.samples:
+    for s in _one_rank(fam.samples):
         if s.name == fam.name + "_bucket":
             le = dict(s.labels).get("le")
             if le is None:
@@ -359,7 +387,8 @@ def metrics_section(inp: MetricsInput, events: Sequence[Event] = ()) -> MetricsS
                 finished[reason] = finished.get(reason, 0.0) + smp.value
     cross = _cross_check(counters.get("generation_tokens"), scrapes, events, notes)
     times = [s.time for s in scrapes if s.time is not None]
-    method = (f"{len(scrapes)} scrape(s); counters summed over label sets, rates per interval between scrapes, "
+    method = (f"{len(scrapes)} scrape(s); counters summed over label sets (of SGLang's scheduler metrics, whose "
+              "tp/pp/ep ranks repeat one batch, the lowest rank's), rates per interval between scrapes, "
               "a counter going down taken as a restart; gauges per scrape (KV usage as percent, the mean over "
               f"engines); {INTERPOLATION}. Scrape times from {inp.time_source}.")
     return MetricsSection(

@@ -123,6 +123,10 @@ def _metrics(metrics: Any, metric: str) -> tuple[float, str, str] | None:
     if metric == "error_rate":
         by = getattr(metrics, "finished_by_reason", None) or {}
         total = sum(by.values())
+        aborted, done = (metrics.counters.get(k) for k in ("requests_aborted", "requests_finished"))
+        if total <= 0 and aborted is not None and done is not None and done.total > 0:  # SGLang: no finished_reason
+            return (100.0 * aborted.total / done.total, f"metrics {metrics.files[0] if metrics.files else ''} "
+                    f"({aborted.family}_total / {done.family}_total: {aborted.total:g} of {done.total:g})", "exact")
         if total <= 0:
             return None
         bad = by.get("error", 0.0) + by.get("abort", 0.0)

@@ -32,7 +32,9 @@ def metrics_summary(m: Any) -> str:
     ttft = m.histograms.get("ttft_s")
     if ttft is not None and ttft.over_run.count:
         q = ttft.over_run
-        parts.append(f"TTFT P50/P95/P99 {_ms(q.p50)}/{_ms(q.p95)}/{_ms(q.p99)} ms over {num(q.count)} requests")
+        shown = [(f"≤ {_ms(q.first_bucket_s)}" if n in q.in_first_bucket else f"≥ {_ms(v)}" if n in q.in_inf_bucket
+                  else _ms(v)) for n, v in (("p50", q.p50), ("p95", q.p95), ("p99", q.p99))]
+        parts.append(f"TTFT P50/P95/P99 {'/'.join(shown)} ms over {num(q.count)} requests")
     cc = m.cross_check
     if cc is not None:
         parts.append(f"log vs counter generation rate: {cc.inconsistent} of {len(cc.checks)} windows inconsistent")
@@ -72,8 +74,10 @@ def metrics_blocks(m: Any, level: int) -> list[Block]:
         for role, h in m.histograms.items():
             q = h.over_run
             def cell(name: str, v: float | None, q: Any = q) -> Cell:
-                # in the lowest bucket the interpolation says only "at most its bound"
-                return (t(f"≤ {_ms(q.first_bucket_s)}" if name in q.in_first_bucket else _ms(v)),)
+                # in the lowest bucket the interpolation says only "at most its bound"; in +Inf "at least the top one"
+                if name in q.in_first_bucket:
+                    return (t(f"≤ {_ms(q.first_bucket_s)}"),)
+                return (t(f"≥ {_ms(v)}" if name in q.in_inf_bucket else _ms(v)),)
 
             rows.append(((t(LATENCY_TITLES.get(role, role)),), (c(h.family),), (t(num(q.count)),), (t(_ms(q.mean)),),
                          cell("p50", q.p50), cell("p90", q.p90), cell("p95", q.p95), cell("p99", q.p99)))
@@ -82,7 +86,8 @@ def metrics_blocks(m: Any, level: int) -> list[Block]:
                          (False, False, True, True, True, True, True, True)))
         out.append(Para(prose("Quantiles from the histograms' buckets (linear within a bucket, as Prometheus' "
                               "histogram_quantile); '≤ x': the quantile falls in the lowest bucket, whose upper bound x "
-                              "is all the buckets say; the mean is exact (sum / count)."), "note"))
+                              "is all the buckets say; '≥ x': it falls in +Inf, above the highest finite bound x; the "
+                              "mean is exact (sum / count)."), "note"))
     cc = m.cross_check
     if cc is not None:
         out.append(Heading(3, (t("Log against metrics: generation throughput"),), "metrics-cross-check"))
