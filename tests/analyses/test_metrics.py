@@ -287,3 +287,17 @@ def test_sglang_ranks_counted_once(tmp_path: Path) -> None:
         'sglang:num_running_reqs{dp_rank="1",model_name="m",tp_rank="3"} 7.0')
     got = _section([_scrapes(tmp_path, base)])
     assert got.gauges["running"].last == 169
+
+
+def test_summary_for_callers(series: MetricsSection) -> None:
+    from logscope.analyses.metrics import summary
+
+    s = summary(series)
+    assert s is not None and summary(None) is None
+    assert s["preemptions"] == 41 and s["generation_tokens"] == 24000 and s["waiting_max"] == 19
+    assert s["ttft_p95_s"] == series.histograms["ttft_s"].over_run.p95 and "ttft_p95_s_bound" not in s
+    assert s["queue_p50_s"] == 0.3 and s["queue_p50_s_bound"] == "at_most"  # all in the lowest bucket
+    assert s["error_rate_pct"] == 0.0
+    sg = summary(_section([str(SGLANG_DOCS)]))
+    assert sg is not None and sg["ttft_p50_s"] == 30.0 and sg["ttft_p50_s_bound"] == "at_least"
+    assert sg["error_rate_pct"] is None and sg["preemptions"] is None  # SGLang 0.3 has neither counter

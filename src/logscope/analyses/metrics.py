@@ -642,3 +642,41 @@ def fill_gaps(report: Any, section: MetricsSection) -> None:
         same = "the same" if dist.preemptions == pre.total else f"{pre.total} (a difference of {pre.total - dist.preemptions:+d})"
         report.disturbances = dist.model_copy(update={
             "preemptions_source": f"{dist.preemptions_source}; the metrics count {same}: {pre.source}"})
+
+
+def summary(section: MetricsSection | None) -> dict[str, Any] | None:
+    """The metrics' headline figures as one flat dict (for ``compare`` and other callers); None without
+    metrics. Keys: ``<latency>_<stat>_s`` for ttft/itl/tpot/e2e/queue with mean, p50, p95, p99 (seconds;
+    a quantile that is only a bucket bound is given with ``<key>_bound`` = "at_most" / "at_least"),
+    ``preemptions``, ``generation_tokens``, ``error_rate_pct`` and ``abort_rate_pct`` (vLLM's
+    finished_reason; SGLang's aborted / all requests), ``running_max``, ``waiting_max``, ``kv_usage_max_pct``."""
+    if section is None:
+        return None
+    out: dict[str, Any] = {}
+    for role, h in section.histograms.items():
+        q = h.over_run
+        name = role[:-2]
+        out[f"{name}_mean_s"] = q.mean
+        for stat in ("p50", "p95", "p99"):
+            out[f"{name}_{stat}_s"] = getattr(q, stat)
+            if stat in q.in_first_bucket:
+                out[f"{name}_{stat}_s"], out[f"{name}_{stat}_s_bound"] = q.first_bucket_s, "at_most"
+            elif stat in q.in_inf_bucket:
+                out[f"{name}_{stat}_s_bound"] = "at_least"
+    out["preemptions"] = section.preemptions.total if section.preemptions is not None else None
+    gen = section.counters.get("generation_tokens")
+    out["generation_tokens"] = gen.total if gen is not None else None
+    by = section.finished_by_reason
+    total = sum(by.values())
+    aborted, done = section.counters.get("requests_aborted"), section.counters.get("requests_finished")
+    if total > 0:
+        out["error_rate_pct"] = 100.0 * by.get("error", 0.0) / total
+        out["abort_rate_pct"] = 100.0 * by.get("abort", 0.0) / total
+    elif aborted is not None and done is not None and done.total > 0:
+        out["error_rate_pct"] = out["abort_rate_pct"] = 100.0 * aborted.total / done.total
+    else:
+        out["error_rate_pct"] = out["abort_rate_pct"] = None
+    for role, key in (("running", "running_max"), ("waiting", "waiting_max"), ("kv_usage_pct", "kv_usage_max_pct")):
+        g = section.gauges.get(role)
+        out[key] = g.max if g is not None else None
+    return out
