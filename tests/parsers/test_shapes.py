@@ -241,3 +241,32 @@ def test_prefixed_tracebacks_of_two_processes_interleaved_stay_whole() -> None:
             (3, 24, "APIServer pid=11762", "vllm.v1.engine.exceptions.EngineDeadError", "AsyncLLM output_handler failed.", 7),
         ]
         assert errs[0].traceback[-1].startswith("ValueError: To serve at least one request")
+
+
+def test_sglang_json_request_records(tmp_path: Path) -> None:
+    """``--log-requests --log-requests-format json`` (SGLang 0.5.23, formats/structured.md): one JSON object
+    behind the text prefix; the reference's ``<32 hex>`` and elided ``obj``/``out`` filled in with its keys."""
+    from logscope.parsers.requests import SGLANG_REQUEST
+
+    rid = "5f2c8e0d9b7a4c1e8f3a6b2d4c9e7f10"
+    recv = (f'{{"timestamp": "2026-12-03T14:26:02.235727", "event": "request.received", "rid": "{rid}", '
+            f'"obj": {{"text": "Hello", "sampling_params": {{"max_new_tokens": 64}}, "rid": "{rid}", "lora_path": null}}}}')
+    fin = (f'{{"timestamp": "2026-12-03T14:26:05.901211", "event": "request.finished", "rid": "{rid}", '
+           f'"out": {{"text": " world", "output_ids": [1, 2], "meta_info": {{"id": "{rid}", "finish_reason": '
+           '{"type": "length", "length": 64}, "prompt_tokens": 6, "completion_tokens": 64, "cached_tokens": 0, '
+           '"e2e_latency": 3.6655}}}')
+    aborted = fin.replace('{"type": "length", "length": 64}', '{"type": "abort", "message": "Abort before prefill"}')
+    for reference in (False, True):
+        assert SGLANG_REQUEST.fields(recv, reference=reference) == {"phase": "received", "request_id": rid}
+        assert SGLANG_REQUEST.fields(fin, reference=reference) == {
+            "phase": "finished", "request_id": rid, "prompt_tokens": 6, "output_tokens": 64, "e2e_s": 3.6655}
+        assert SGLANG_REQUEST.fields(aborted, reference=reference)["phase"] == "aborted"
+        assert SGLANG_REQUEST.fields(fin[:-40], reference=reference) is None  # a clipped record stays unparsed
+    log = tmp_path / "sglang-json-requests.log"
+    log.write_text(f"[2026-12-03 14:26:02] {recv}\n[2026-12-03 14:26:05] {fin}\n[2026-12-03 14:26:06] {fin[:-40]}\n")
+    for keep_unparsed in (True, False):  # careful and sparse reads
+        run = logscope.load(log, keep_unparsed=keep_unparsed)
+        assert run.engine == "sglang"
+        got = [(e.line, e.phase, e.request_id, e.output_tokens) for e in run.of_kind("request")]
+        assert got == [(1, "received", rid, None), (2, "finished", rid, 64)]
+    assert [e.line for e in logscope.load(log).of_kind("unparsed")] == [3]

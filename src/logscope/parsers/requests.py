@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 from logscope.parsers.grammar import Grammar, Int, Leaf, Opt, Rest, Seq
 
 
@@ -116,13 +118,56 @@ def _sglang_request(f: dict[str, Any]) -> dict[str, Any]:
     return f
 
 
+def _sglang_json_request(f: dict[str, Any]) -> dict[str, Any] | None:
+    """``--log-requests-format json`` (SGLang 0.5.x): the record is one JSON object, ``rid`` at its top,
+    a finished record's figures in ``out.meta_info`` (as the text form's ``meta_info``)."""
+    try:
+        doc = orjson.loads(f.pop("json"))
+    except orjson.JSONDecodeError:
+        return None  # cut short (a clipped paste): the line stays unparsed, counted in coverage
+    if not isinstance(doc, dict):
+        return None
+    rid = doc.get("rid")
+    if isinstance(rid, str):
+        f["request_id"] = rid
+    out = doc.get("out")
+    meta = out.get("meta_info") if isinstance(out, dict) else None
+    if f["phase"] == "received" or not isinstance(meta, dict):
+        return f
+    if "request_id" not in f and isinstance(meta.get("id"), str):
+        f["request_id"] = meta["id"]
+    for key, name, typ in (("prompt_tokens", "prompt_tokens", int), ("completion_tokens", "output_tokens", int),
+                           ("e2e_latency", "e2e_s", float)):
+        value = meta.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            f[name] = typ(value)
+    reason = meta.get("finish_reason")
+    if isinstance(reason, dict) and reason.get("type") == "abort":
+        f["phase"] = "aborted"
+        if isinstance(reason.get("message"), str) and reason["message"]:
+            f["reason"] = reason["message"][:500]
+    return f
+
+
+def _sglang_any_request(f: dict[str, Any]) -> dict[str, Any] | None:
+    return _sglang_json_request(f) if "json" in f else _sglang_request(f)
+
+
+def _json_event(event: str) -> Leaf:
+    """The start of a JSON request record whose ``event`` is ``event`` (``timestamp`` first, as 0.5.23 prints)."""
+    return Leaf(rf'(?=\{{(?:"timestamp": "[^"\\]*", )?"event": "{re.escape(event)}")')
+
+
 SGLANG_REQUEST = Grammar(
     "sglang.request",
     "request",
-    ("Receive: obj=", "Receive OpenAI: obj=", "Finish: obj="),
+    ("Receive: obj=", "Receive OpenAI: obj=", "Finish: obj=", '"event": "request.received"',
+     '"event": "request.finished"'),
     Seq(const("phase", "received"), Leaf(r"Receive(?: OpenAI)?: obj="), Rest("body"))
-    | Seq(const("phase", "finished"), "Finish: obj=", Rest("body")),
-    build=_sglang_request,
+    | Seq(const("phase", "finished"), "Finish: obj=", Rest("body"))
+    | Seq(const("phase", "received"), _json_event("request.received"), Rest("json"))
+    | Seq(const("phase", "finished"), _json_event("request.finished"), Rest("json")),
+    build=_sglang_any_request,
 )
 
 __all__ = ["HTTP_ACCESS", "SGLANG_REQUEST", "VLLM_REQUEST", "const"]
