@@ -10,10 +10,11 @@ previous one; a ``Prefill batch`` line between two decode lines means the window
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import polars as pl
 
-from logscope.analyses.base import RunData, median, typical_interval
+from logscope.analyses.base import RunData, median
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,19 +39,58 @@ class Sample:
         return self.line_end if self.line_end is not None else self.line
 
 
+# The columns of a series' frame, in ``Sample``'s field order (a row is a ``Sample``).
+SAMPLE_SCHEMA: dict[str, pl.DataType] = {
+    "seq": pl.Int64(), "file": pl.Utf8(), "line": pl.Int64(), "t_s": pl.Float64(), "gen_tok_s": pl.Float64(),
+    "running": pl.Int64(), "prefill": pl.Boolean(), "prompt_tok_s": pl.Float64(), "waiting": pl.Int64(),
+    "kv_usage_pct": pl.Float64(), "line_end": pl.Int64(), "window_known": pl.Boolean(),
+}
+
+
 @dataclass
 class Series:
-    """One engine's samples in time order."""
+    """One engine's windows in time order: ``frame`` holds them as columns (``SAMPLE_SCHEMA``), the
+    form the analyses of dense logs work on; ``samples`` is the same windows as ``Sample`` rows, built
+    on first use (a dense SGLang log has a window per line: no object per window unless asked)."""
 
     key: str
     label: str
-    samples: list[Sample]
+    frame: pl.DataFrame
     source: str
     window: str
 
-    @property
+    @classmethod
+    def of_samples(cls, key: str, label: str, samples: list[Sample], source: str, window: str) -> Series:
+        cols = {name: [getattr(x, name) for x in samples] for name in SAMPLE_SCHEMA}
+        out = cls(key, label, pl.DataFrame(cols, schema=SAMPLE_SCHEMA), source, window)
+        out.__dict__["samples"] = samples
+        return out
+
+    @cached_property
+    def samples(self) -> list[Sample]:
+        return list(map(Sample, *(self.frame.get_column(name).to_list() for name in SAMPLE_SCHEMA)))
+
+    @cached_property
     def interval(self) -> float | None:
-        return typical_interval([s.t_s for s in self.samples])
+        return typical_interval_of(self.frame.get_column("t_s"))
+
+
+def typical_interval_of(ts: pl.Series) -> float | None:
+    """``typical_interval`` of a column of times: the median positive spacing (the same float: the
+    median is taken in Python, as ``statistics.median`` takes it)."""
+    d = ts.diff().filter(ts.diff() > 0)
+    return median(d.to_list()) if d.len() else None
+
+
+def _vllm_key() -> pl.Expr:
+    return (pl.when(pl.col("engines_aggregated").is_not_null()).then(pl.lit("all"))
+            .otherwise(pl.coalesce(pl.col("engine_index"), pl.col("dp_rank"), pl.lit(0)).cast(pl.Utf8)).alias("key"))
+
+
+def _groups(df: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
+    """(key, rows in run order) of each ``key``, keys in text order."""
+    groups = [(str(k[0]), g) for k, g in df.group_by("key", maintain_order=True)]
+    return [(k, g.sort("seq")) for k, g in sorted(groups, key=lambda kg: kg[0])]
 
 
 def vllm_series(data: RunData) -> list[Series]:
@@ -58,26 +98,17 @@ def vllm_series(data: RunData) -> list[Series]:
     df = data.frame("throughput").filter(pl.col("t_s").is_not_null())
     if df.height == 0:
         return []
-    df = df.with_columns(
-        pl.when(pl.col("engines_aggregated").is_not_null())
-        .then(pl.lit("all"))
-        .otherwise(pl.coalesce(pl.col("engine_index"), pl.col("dp_rank"), pl.lit(0)).cast(pl.Utf8))
-        .alias("key")
-    )
+    df = df.with_columns(_vllm_key())
     out: list[Series] = []
-    for (key,), g in sorted(df.group_by("key", maintain_order=True), key=lambda kv: str(kv[0][0])):
-        g = g.sort("seq")
-        samples = [
-            Sample(
-                seq=row["seq"], file=row["file"], line=row["line"], t_s=row["t_s"], gen_tok_s=row["gen_tok_s"],
-                running=row["running"],
-                prefill=None if row["prompt_tok_s"] is None else row["prompt_tok_s"] > 0,
-                prompt_tok_s=row["prompt_tok_s"], waiting=row["waiting"], kv_usage_pct=row["gpu_kv_cache_pct"],
-            )
-            for row in g.iter_rows(named=True)
-        ]
+    for key, g in _groups(df):
+        frame = g.select(
+            "seq", "file", "line", "t_s", "gen_tok_s", "running",
+            (pl.col("prompt_tok_s") > 0).alias("prefill"), "prompt_tok_s", pl.col("waiting"),
+            pl.col("gpu_kv_cache_pct").alias("kv_usage_pct"), pl.lit(None, pl.Int64).alias("line_end"),
+            pl.lit(True).alias("window_known"),
+        ).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
         label = "all engines (aggregated line)" if key == "all" else f"engine {key}"
-        out.append(Series(str(key), label, samples, "vLLM stats lines", "stats window"))
+        out.append(Series(key, label, frame, "vLLM stats lines", "stats window"))
     return out
 
 
@@ -85,40 +116,40 @@ def _group_key(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(pl.coalesce(pl.col("dp_rank"), pl.lit(0)).cast(pl.Utf8).alias("key"))
 
 
+def one_rank(g: pl.DataFrame) -> pl.DataFrame:
+    """``g`` with one TP rank's copy of each line (the lowest rank's) when several ranks printed them."""
+    ranks = g["tp_rank"].drop_nulls()
+    if ranks.len() and ranks.n_unique() > 1:
+        return g.filter(pl.col("tp_rank").is_null() | (pl.col("tp_rank") == ranks.min()))
+    return g
+
+
 def sglang_series(data: RunData) -> list[Series]:
-    """One series per SGLang DP group from its ``Decode batch`` lines (the group's lowest TP rank)."""
+    """One series per SGLang DP group from its ``Decode batch`` lines (the group's lowest TP rank).
+
+    A window held a prefill when a ``Prefill batch`` line of its group lies between the previous decode
+    line and this one: the count of the group's prefill lines before each decode line grew. The first
+    line's window reaches back to start-up: it holds any prefill before it."""
     dec = data.frame("decode_batch").filter(pl.col("t_s").is_not_null())
     if dec.height == 0:
         return []
     dec = _group_key(dec)
     pre = _group_key(data.frame("prefill_batch"))
+    many = dec["key"].n_unique() > 1
     out: list[Series] = []
-    for (key,), g in sorted(dec.group_by("key", maintain_order=True), key=lambda kv: str(kv[0][0])):
-        ranks = g["tp_rank"].drop_nulls()
-        if ranks.len() and ranks.n_unique() > 1:  # keep one rank's copy of each line
-            g = g.filter(pl.col("tp_rank").is_null() | (pl.col("tp_rank") == ranks.min()))
-        g = g.sort("seq")
-        pseq = pre.filter(pl.col("key") == key)["seq"].sort().to_list()
-        samples: list[Sample] = []
-        prev: int | None = None
-        j = 0
-        for row in g.iter_rows(named=True):
-            # prefill lines between the previous decode line and this one
-            had = False
-            while j < len(pseq) and pseq[j] < row["seq"]:
-                if prev is not None and pseq[j] > prev:
-                    had = True
-                j += 1
-            usage = row["token_usage"]
-            samples.append(Sample(
-                seq=row["seq"], file=row["file"], line=row["line"], t_s=row["t_s"], gen_tok_s=row["gen_tok_s"],
-                # the first line's window reaches back to start-up: it holds any prefill before it
-                running=row["running"], prefill=had if prev is not None else j > 0, waiting=row["queue"],
-                kv_usage_pct=None if usage is None else usage * 100, window_known=prev is not None,
-            ))
-            prev = row["seq"]
-        label = f"DP{key}" if dec["key"].n_unique() > 1 or key != "0" else "TP0"
-        out.append(Series(str(key), label, samples, "SGLang Decode batch lines", "decode-log window"))
+    for key, g in _groups(dec):
+        g = one_rank(g)
+        pseq = pre.filter(pl.col("key") == key)["seq"].sort()
+        before = pseq.search_sorted(g["seq"], side="left").cast(pl.Int64)  # the group's prefill lines before each
+        frame = g.with_columns(before.alias("_before")).select(
+            "seq", "file", "line", "t_s", "gen_tok_s", "running",
+            (pl.col("_before") > pl.col("_before").shift(1, fill_value=0)).alias("prefill"),
+            pl.lit(None, pl.Float64).alias("prompt_tok_s"), pl.col("queue").alias("waiting"),
+            (pl.col("token_usage") * 100).alias("kv_usage_pct"), pl.lit(None, pl.Int64).alias("line_end"),
+            (pl.int_range(pl.len()) > 0).alias("window_known"),
+        ).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
+        label = f"DP{key}" if many or key != "0" else "TP0"
+        out.append(Series(key, label, frame, "SGLang Decode batch lines", "decode-log window"))
     return out
 
 
@@ -172,4 +203,4 @@ def summed(series: list[Series]) -> Series | None:
             window_known=all(p.window_known for p in parts),
         ))
     names = ", ".join(s.label for s in series)
-    return Series("sum", f"sum of {len(series)} engines ({names})", out, series[0].source, series[0].window)
+    return Series.of_samples("sum", f"sum of {len(series)} engines ({names})", out, series[0].source, series[0].window)

@@ -49,7 +49,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import Evidence, NotApplicable, Result, RunData, median, r
-from logscope.analyses.series import Series, decode_series
+from logscope.analyses.series import Series, decode_series, one_rank
 
 STALL_FRACTION = 0.10  # near zero: below this share of the run's sustained peak (aggregate and per request)
 MIN_STALL_WINDOWS = 3
@@ -125,12 +125,42 @@ class Beat:
         return self.running > 0 or (self.waiting or 0) > 0
 
 
+BEAT_SCHEMA: dict[str, pl.DataType] = {  # a track's columns, in ``Beat``'s field order
+    "seq": pl.Int64(), "file": pl.Utf8(), "line": pl.Int64(), "t_s": pl.Float64(), "time": pl.Utf8(),
+    "running": pl.Int64(), "waiting": pl.Int64(), "gen_tok_s": pl.Float64(), "prefill": pl.Boolean(),
+    "decode_line": pl.Boolean(), "process": pl.Utf8(), "prompt_tok_s": pl.Float64(), "kv_usage_pct": pl.Float64(),
+}
+
+
 @dataclass
 class _Track:
+    """One engine's periodic lines in run order, as columns (``BEAT_SCHEMA``, plus ``i``: the row's
+    place). The tests of every window are polars expressions over it; ``Beat`` rows are made only for
+    the windows a span holds (``beats``), and for every window of a vLLM track (``all``: one line per
+    stats interval, few)."""
+
     label: str
-    beats: list[Beat]
+    df: pl.DataFrame
     interval: float | None
     vllm: bool
+    peaks: tuple[float | None, float | None] | None = None  # (aggregate, per request): see ``_peaks``
+
+    def __len__(self) -> int:
+        return self.df.height
+
+    def beats(self, idx: Sequence[int]) -> list[Beat]:
+        rows = self.df.select(list(BEAT_SCHEMA))[list(idx)] if len(idx) else self.df.clear()
+        return [Beat(*row) for row in rows.select(list(BEAT_SCHEMA)).iter_rows()]
+
+    def beat(self, i: int) -> Beat | None:
+        return self.beats([i])[0] if 0 <= i < self.df.height else None
+
+    def all(self) -> list[Beat]:
+        return self.beats(range(self.df.height))
+
+    def contiguous(self, interval: float) -> pl.Expr:
+        """Each row against the previous row of the frame it is evaluated on (``_contiguous``)."""
+        return (pl.col("t_s") - pl.col("t_s").shift(1)) <= 1.5 * interval + SLACK_S
 
 
 def _typical(ts: Sequence[float]) -> float | None:
@@ -139,46 +169,48 @@ def _typical(ts: Sequence[float]) -> float | None:
 
 
 def _tracks(data: RunData) -> list[_Track]:
-    series = decode_series(data)
-    if not series:
-        return []
-    events = data.events
-    vllm = series[0].source.startswith("vLLM")
-    out: list[_Track] = []
-    if vllm:
-        for s in series:
-            beats = [Beat(x.seq, x.file, x.line, x.t_s, events[x.seq].time, x.running, x.waiting, x.gen_tok_s,
-                          x.prefill, True, events[x.seq].process, x.prompt_tok_s, x.kv_usage_pct) for x in s.samples]
-            out.append(_Track(s.label, beats, _typical([b.t_s for b in beats]), True))
-        return out
-    for s in series:
-        beats = [Beat(x.seq, x.file, x.line, x.t_s, events[x.seq].time, x.running, x.waiting, x.gen_tok_s,
-                      x.prefill, True, events[x.seq].process) for x in s.samples]
-        interval = _typical([b.t_s for b in beats])
-        pre = data.frame("prefill_batch").filter(pl.col("t_s").is_not_null())
-        if pre.height:
-            pre = pre.with_columns(pl.coalesce(pl.col("dp_rank"), pl.lit(0)).cast(pl.Utf8).alias("key"))
-            pre = pre.filter(pl.col("key") == s.key)
-            ranks = pre["tp_rank"].drop_nulls()
-            if ranks.len() and ranks.n_unique() > 1:
-                pre = pre.filter(pl.col("tp_rank").is_null() | (pl.col("tp_rank") == ranks.min()))
-            for row in pre.iter_rows(named=True):
-                e = events[row["seq"]]
-                beats.append(Beat(row["seq"], row["file"], row["line"], row["t_s"], e.time, row["running"] or 0,
-                                  row["queue"], None, True, False, e.process))
-            beats.sort(key=lambda b: b.seq)
-        out.append(_Track(s.label, beats, interval, False))
+    """Each series' periodic lines (built once per run): its decode-rate windows, and under SGLang its
+    group's ``Prefill batch`` lines (the group's lowest TP rank), in run order."""
+    if "stall_tracks" not in data.memo:
+        data.memo["stall_tracks"] = _make_tracks(data)
+    out: list[_Track] = data.memo["stall_tracks"]
     return out
 
 
-def _sustained(values: list[list[float]]) -> float | None:
-    """The highest median of 3 consecutive values within one contiguous run of values."""
-    best: float | None = None
-    for run in values:
-        for i in range(len(run) - 2):
-            m = median(run[i:i + 3])
-            best = m if best is None else max(best, m)
-    return best
+def _make_tracks(data: RunData) -> list[_Track]:
+    series = decode_series(data)
+    if not series:
+        return []
+    vllm = series[0].source.startswith("vLLM")
+    meta = data.frame("throughput" if vllm else "decode_batch").select("seq", "time", "process")
+    out: list[_Track] = []
+    for s in series:
+        df = s.frame.join(meta, on="seq", how="left").with_columns(pl.lit(True).alias("decode_line"))
+        if not vllm:  # an SGLang decode window's Beat carries neither (the prefill lines are in the track)
+            df = df.with_columns(pl.lit(None, pl.Float64).alias("prompt_tok_s"),
+                                 pl.lit(None, pl.Float64).alias("kv_usage_pct"))
+            pre = data.frame("prefill_batch").filter(pl.col("t_s").is_not_null())
+            if pre.height:
+                pre = pre.with_columns(pl.coalesce(pl.col("dp_rank"), pl.lit(0)).cast(pl.Utf8).alias("key"))
+                pre = one_rank(pre.filter(pl.col("key") == s.key)).select(
+                    "seq", "file", "line", "t_s", "time", pl.col("running").fill_null(0), pl.col("queue").alias("waiting"),
+                    pl.lit(None, pl.Float64).alias("gen_tok_s"), pl.lit(True).alias("prefill"),
+                    pl.lit(False).alias("decode_line"), "process",
+                )
+                df = pl.concat([df.select(list(BEAT_SCHEMA)).cast(BEAT_SCHEMA),  # type: ignore[arg-type]
+                                pre.cast({k: v for k, v in BEAT_SCHEMA.items() if k in pre.columns})],
+                               how="diagonal")
+        df = df.select(list(BEAT_SCHEMA)).cast(BEAT_SCHEMA).sort("seq").with_row_index("i")  # type: ignore[arg-type]
+        out.append(_Track(s.label, df, s.interval, vllm))
+    return out
+
+
+def _median3(col: str) -> pl.Expr:
+    """The median of the value and the next two of its run (null where the run has fewer left): the
+    middle one, as ``statistics.median`` gives it."""
+    a, b, c = pl.col(col), pl.col(col).shift(-1).over("run"), pl.col(col).shift(-2).over("run")
+    mid = pl.max_horizontal(pl.min_horizontal(a, b), pl.min_horizontal(pl.max_horizontal(a, b), c))
+    return pl.when(c.is_not_null()).then(mid).alias(col)
 
 
 def _contiguous(a: Beat, b: Beat, interval: float) -> bool:
@@ -190,23 +222,32 @@ def _silence_limit(interval: float) -> float:
 
 
 def _peaks(track: _Track) -> tuple[float | None, float | None]:
-    interval = track.interval or 10.0
-    agg: list[list[float]] = []
-    per: list[list[float]] = []
-    prev: Beat | None = None
-    for b in track.beats:
-        if not b.decode_line or b.gen_tok_s is None:
-            continue
-        if b.running <= 0:
-            prev = None
-            continue
-        if prev is None or not _contiguous(prev, b, interval):
-            agg.append([])
-            per.append([])
-        agg[-1].append(b.gen_tok_s)
-        per[-1].append(b.gen_tok_s / b.running)
-        prev = b
-    return _sustained(agg), _sustained(per)
+    """(aggregate, per request) sustained peak of a track's decode windows with requests running: the
+    highest median of 3 consecutive windows of one run (a window with none running, or after an idle
+    gap, starts another run). Computed once per track."""
+    if track.peaks is None:
+        interval = track.interval or 10.0
+        d = track.df.filter(pl.col("decode_line") & pl.col("gen_tok_s").is_not_null())
+        d = d.with_columns(
+            (pl.col("running").shift(1).fill_null(0) <= 0).alias("_after_idle"),
+            track.contiguous(interval).fill_null(False).alias("_contiguous"),
+        ).filter(pl.col("running") > 0)
+        d = d.select(
+            (pl.col("_after_idle") | ~pl.col("_contiguous")).cum_sum().alias("run"),
+            pl.col("gen_tok_s").alias("agg"), (pl.col("gen_tok_s") / pl.col("running")).alias("per"),
+        )
+        m = d.select(_median3("agg").max(), _median3("per").max())
+        track.peaks = (m.item(0, 0), m.item(0, 1))
+    return track.peaks
+
+
+def _near_zero_expr(peak: float | None, peak_per: float | None) -> pl.Expr:
+    """``_near_zero`` of each row of a track."""
+    gen, running = pl.col("gen_tok_s"), pl.col("running")
+    base = pl.col("decode_line") & gen.is_not_null() & (running > 0) & ~pl.col("prefill").fill_null(False)
+    if peak is None or peak_per is None:
+        return base & (gen == 0)
+    return base & ((gen == 0) | ((gen < STALL_FRACTION * peak) & (gen / running < STALL_FRACTION * peak_per)))
 
 
 def _near_zero(b: Beat, peak: float | None, peak_per: float | None) -> bool:
@@ -219,9 +260,11 @@ def _near_zero(b: Beat, peak: float | None, peak_per: float | None) -> bool:
     return b.gen_tok_s < STALL_FRACTION * peak and b.gen_tok_s / b.running < STALL_FRACTION * peak_per
 
 
-def _deadlocked(b: Beat) -> bool:
-    return (b.decode_line and b.running == 0 and (b.waiting or 0) > 0 and not b.gen_tok_s
-            and b.prefill is not True)
+def _deadlocked() -> pl.Expr:
+    """A decode window with Running 0 and a queue in which nothing was generated or prefilled."""
+    gen = pl.col("gen_tok_s")
+    return (pl.col("decode_line") & (pl.col("running") == 0) & (pl.col("waiting").fill_null(0) > 0)
+            & (gen.is_null() | (gen == 0)) & ~pl.col("prefill").fill_null(False))
 
 
 def _dur(seconds: float) -> str:
@@ -286,22 +329,20 @@ def _span(kind: SpanKind, track: _Track, first: Beat, last: Beat, end_t: float, 
     )
 
 
-def _stalled_runs(track: _Track, peak: float | None, peak_per: float | None) -> list[list[Beat]]:
-    interval = track.interval or 10.0
-    runs: list[list[Beat]] = []
-    cur: list[Beat] = []
-    for b in track.beats:
-        if not b.decode_line:
-            continue  # an SGLang prefill line is progress: it ends a stall below
-        if _near_zero(b, peak, peak_per) and (not cur or _contiguous(cur[-1], b, interval)):
-            cur.append(b)
-            continue
-        if len(cur) >= MIN_STALL_WINDOWS:
-            runs.append(cur)
-        cur = [b] if _near_zero(b, peak, peak_per) else []
-    if len(cur) >= MIN_STALL_WINDOWS:
-        runs.append(cur)
-    return runs
+def _runs(track: _Track, rows: pl.DataFrame, mask: pl.Expr, interval: float, min_len: int) -> list[list[int]]:
+    """Track indexes (``i``) of the runs of consecutive ``rows`` that satisfy ``mask``, each next to the
+    previous one in time (``_contiguous``), ``min_len`` or longer."""
+    d = rows.select("i", mask.alias("_m"), track.contiguous(interval).fill_null(False).alias("_c"))
+    d = d.with_columns((pl.col("_m") & ~(pl.col("_m").shift(1).fill_null(False) & pl.col("_c"))).cum_sum().alias("run"))
+    groups = d.filter(pl.col("_m")).group_by("run", maintain_order=True).agg(pl.col("i"))
+    return [ix for ix in groups["i"].to_list() if len(ix) >= min_len]
+
+
+def _stalled_runs(track: _Track, peak: float | None, peak_per: float | None) -> list[list[int]]:
+    """Runs of ``MIN_STALL_WINDOWS`` or more near-zero decode windows in a row (``_near_zero``), each within
+    reach of the previous one (``_contiguous``); any other decode window ends a run."""
+    decode = track.df.filter(pl.col("decode_line"))
+    return _runs(track, decode, _near_zero_expr(peak, peak_per), track.interval or 10.0, MIN_STALL_WINDOWS)
 
 
 def _held(b: Beat, cap: int | None) -> bool:
@@ -311,21 +352,23 @@ def _held(b: Beat, cap: int | None) -> bool:
             and b.kv_usage_pct is not None and b.kv_usage_pct < HELD_KV_PCT and (cap is None or b.running < cap))
 
 
-def _held_runs(track: _Track, cap: int | None) -> list[list[Beat]]:
-    """Runs of held windows in which the running count stays and the queue does not shrink."""
+def _held_runs(track: _Track, cap: int | None) -> list[list[int]]:
+    """Track indexes of the runs of held windows in which the running count stays and the queue does
+    not shrink (vLLM: a line per stats interval, so a loop over its rows)."""
     if not track.vllm:
         return []
     interval = track.interval or 10.0
-    runs: list[list[Beat]] = []
-    cur: list[Beat] = []
-    for b in track.beats:
-        if (_held(b, cap) and cur and _contiguous(cur[-1], b, interval) and b.running == cur[0].running
-                and (b.waiting or 0) >= (cur[-1].waiting or 0)):
-            cur.append(b)
+    beats = track.all()
+    runs: list[list[int]] = []
+    cur: list[int] = []
+    for k, b in enumerate(beats):
+        if (_held(b, cap) and cur and _contiguous(beats[cur[-1]], b, interval) and b.running == beats[cur[0]].running
+                and (b.waiting or 0) >= (beats[cur[-1]].waiting or 0)):
+            cur.append(k)
             continue
         if len(cur) >= MIN_HELD_WINDOWS:
             runs.append(cur)
-        cur = [b] if _held(b, cap) else []
+        cur = [k] if _held(b, cap) else []
     if len(cur) >= MIN_HELD_WINDOWS:
         runs.append(cur)
     return runs
@@ -334,14 +377,16 @@ def _held_runs(track: _Track, cap: int | None) -> list[list[Beat]]:
 def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
     interval = track.interval or 10.0
     limit = _silence_limit(interval)
-    beats = track.beats
+    n = len(track)
     peak, peak_per = _peaks(track)
     spans: list[StallSpan] = []
 
     # stalled: near-zero generation with requests running
-    for run in _stalled_runs(track, peak, peak_per):
+    stalled_runs = _stalled_runs(track, peak, peak_per)
+    for ix in stalled_runs:
+        run = track.beats(ix)
         a, z = run[0], run[-1]
-        nxt = next((b for b in beats if b.seq > z.seq), None)
+        nxt = track.beat(ix[-1] + 1)
         ev = [_ev(data, a)] + [_ev(data, b) for b in run[1:-1][:MAX_EVIDENCE - 2]] + [_ev(data, z)]
         ref = (f" (the run's sustained peak: {r(peak)} tok/s, {r(peak_per, 3)} tok/s per request)"
                if peak is not None and peak_per is not None else "")
@@ -353,12 +398,13 @@ def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
         spans.append(_span("stalled", track, a, z, z.t_s, z.time, run, nxt is not None, detail, ev))
 
     # a queue nobody is admitted from while the KV cache is nearly empty (a stall at any rate)
-    taken = {b.seq for sp_run in _stalled_runs(track, peak, peak_per) for b in sp_run}
-    for run in _held_runs(track, data.settings.int("max_num_seqs")):
-        if any(b.seq in taken for b in run):
+    taken = {k for ix in stalled_runs for k in ix}
+    for ix in _held_runs(track, data.settings.int("max_num_seqs")):
+        if any(k in taken for k in ix):
             continue
+        run = track.beats(ix)
         a, z = run[0], run[-1]
-        nxt = next((b for b in beats if b.seq > z.seq), None)
+        nxt = track.beat(ix[-1] + 1)
         ev = [_ev(data, a)] + [_ev(data, b) for b in run[1:-1][:MAX_EVIDENCE - 2]] + [_ev(data, z)]
         gens = [b.gen_tok_s or 0.0 for b in run]
         kv = max(b.kv_usage_pct or 0.0 for b in run)
@@ -371,18 +417,10 @@ def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
 
     # deadlock (running 0, queue, nothing done) and frozen (silence with requests in flight)
     used_silence: set[int] = set()  # seqs of lines whose following silence a deadlock took
-    i = 0
-    while i < len(beats):
-        b = beats[i]
-        if not _deadlocked(b):
-            i += 1
-            continue
-        j = i
-        while j + 1 < len(beats) and _deadlocked(beats[j + 1]) and _contiguous(beats[j], beats[j + 1], interval):
-            j += 1
-        group = beats[i:j + 1]
+    for ix in _runs(track, track.df, _deadlocked(), interval, 1):
+        group = track.beats(ix)
         z = group[-1]
-        nxt = beats[j + 1] if j + 1 < len(beats) else None
+        nxt = track.beat(ix[-1] + 1)
         silence_end: tuple[int | None, float | None, str | None] = (None, None, None)
         if nxt is not None and limit < nxt.t_s - z.t_s <= MAX_SILENCE_S:
             silence_end = (nxt.seq, nxt.t_s, nxt.time)
@@ -405,12 +443,13 @@ def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
                     ev.append(_ev(data, nxt))
             spans.append(_span("deadlock", track, group[0], nxt if (nxt is not None and silence_end[1] is not None)
                                else z, end_t, end_time, group, nxt is not None, detail, ev))
-        i = j + 1
 
-    for k, b in enumerate(beats):
+    # a silence follows the lines whose next one comes after ``limit``, and the last line
+    silent = track.df.filter(((pl.col("t_s").shift(-1) - pl.col("t_s")) > limit) | (pl.col("i") == n - 1))
+    for k in silent["i"].to_list():
+        b, nxt = track.beats([k])[0], track.beat(k + 1)
         if b.seq in used_silence:
             continue
-        nxt = beats[k + 1] if k + 1 < len(beats) else None
         if nxt is not None:
             gap = nxt.t_s - b.t_s
             if gap <= limit:
@@ -473,7 +512,7 @@ def _stalls(data: RunData) -> Stalls | NotApplicable:
     for tr in tracks:
         spans += _track_spans(data, tr)
     spans.sort(key=lambda s: (s.start_t_s, s.engine))
-    main = max(tracks, key=lambda tr: len(tr.beats))
+    main = max(tracks, key=len)
     peak, peak_per = _peaks(main)
     interval = main.interval
     src = "vLLM stats lines" if main.vllm else "SGLang Decode batch and Prefill batch lines"
@@ -500,11 +539,11 @@ def stalled_seqs(data: RunData) -> frozenset[int]:
         if isinstance(res, Stalls):
             bounds = [(s.engine, s.file, s.start_t_s, s.end_t_s) for s in res.spans
                       if s.kind in ("stalled", "deadlock")]
-            if bounds:
-                for tr in _tracks(data):
-                    for b in tr.beats:
-                        if any(tr.label == g and b.file == f and t0 <= b.t_s <= t1 for g, f, t0, t1 in bounds):
-                            out.add(b.seq)
+            for tr in _tracks(data) if bounds else []:
+                inside = [(pl.col("file") == f) & (pl.col("t_s") >= t0) & (pl.col("t_s") <= t1)
+                          for g, f, t0, t1 in bounds if g == tr.label]
+                if inside:
+                    out.update(tr.df.filter(pl.any_horizontal(inside))["seq"].to_list())
         data.memo["stalled_seqs"] = frozenset(out)
     seqs: frozenset[int] = data.memo["stalled_seqs"]
     return seqs
@@ -515,9 +554,12 @@ def without_stalls(data: RunData, series: Series) -> Series:
     there are none): a decode rate is taken over the engine's work, never over a stall. A left-out
     stretch leaves a hole longer than the logging interval, so stretches on either side stay apart."""
     skip = stalled_seqs(data)
-    if not skip or not any(x.seq in skip for x in series.samples):
+    if not skip:
         return series
-    return replace(series, samples=[x for x in series.samples if x.seq not in skip])
+    mask = series.frame["seq"].is_in(list(skip))
+    if not mask.any():
+        return series
+    return replace(series, frame=series.frame.filter(~mask))
 
 
 __all__ = ["Beat", "StallSpan", "Stalls", "stalled_seqs", "stalls", "without_stalls"]
