@@ -24,14 +24,16 @@ Method (per engine, and for the engines' sum under DP):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import NotApplicable, Result, RunData, is_gap, mean, median, ols, r, theil_sen
 from logscope.analyses.nostats import missing_stats_reason
-from logscope.analyses.series import Sample, Series, decode_series
+from logscope.analyses.series import SAMPLE_SCHEMA, Sample, Series, decode_series
 from logscope.analyses.series import main_series as main_series_of
 
 MIN_SAMPLES = 3
@@ -139,36 +141,48 @@ def pure_decode(s: Sample) -> bool:
     return s.running > 0 and s.prefill is not True and s.gen_tok_s > 0
 
 
-def _stretches(samples: list[Sample], level: int, interval: float) -> list[_Stretch]:
-    out: list[_Stretch] = []
-    cur: _Stretch | None = None
-    pending: int | None = None
-    for i, s in enumerate(samples):
-        contiguous = i > 0 and not is_gap(s.t_s - samples[i - 1].t_s, interval)
-        ok = pure_decode(s) and s.running == level
-        if ok:
-            if cur is not None and contiguous and (pending is None or pending == i - 1):
-                if pending is not None:
-                    cur.bridged.append(pending)
-                cur.idx.append(i)
-            else:
-                if cur is not None:
-                    out.append(cur)
-                cur = _Stretch(level, [i])
-            pending = None
-        elif (cur is not None and contiguous and pending is None and s.prefill is False
-              and cur.idx[-1] == i - 1):
-            pending = i
-        else:
-            if cur is not None:
-                out.append(cur)
-            cur, pending = None, None
-    if cur is not None:
-        out.append(cur)
-    return out
+def _stretches(series: Series, interval: float, min_samples: int) -> list[_Stretch]:
+    """The stretches of ``min_samples`` or more windows at the plateau: the highest running count that
+    has one. A stretch is a run of pure-decode windows at one running count (``pure_decode``), each
+    right after the previous one with no idle gap, or one window after it with that window bridged (a
+    single odd window without prefill, no idle gap on either side). From the series' columns, every
+    running count at once."""
+    lim = 1.5 * interval + 1.5  # is_gap
+    f = series.frame.with_row_index("i").with_columns(
+        ((pl.col("t_s") - pl.col("t_s").shift(1)) <= lim).fill_null(False).alias("_c"),
+        pl.col("prefill").eq(False).fill_null(False).alias("_pf_false"),
+    ).with_columns(pl.col("_c").shift(1).fill_null(False).alias("_c1"),
+                   pl.col("_pf_false").shift(1).fill_null(False).alias("_pf1"))
+    gap = pl.col("i").cast(pl.Int64) - pl.col("i").cast(pl.Int64).shift(1).over("running")
+    ok = f.filter(_pure()).select(
+        "running", "i",
+        ((gap == 1) & pl.col("_c")).fill_null(False).alias("_next"),
+        ((gap == 2) & pl.col("_c") & pl.col("_c1") & pl.col("_pf1")).fill_null(False).alias("_bridge"),
+    ).with_columns((~(pl.col("_next") | pl.col("_bridge"))).cum_sum().over("running").alias("_st"))
+    groups = ok.group_by("running", "_st", maintain_order=True).agg(
+        pl.col("i"), (pl.col("i") - 1).filter(pl.col("_bridge")).alias("bridged"),
+    ).filter(pl.col("i").list.len() >= min_samples)
+    if groups.height == 0:
+        return []
+    level = groups["running"].max()
+    return [_Stretch(lv, idx, bridged) for lv, idx, bridged in
+            groups.filter(pl.col("running") == level).select("running", "i", "bridged").iter_rows()]
 
 
-def _outliers(samples: list[Sample], idx: list[int]) -> list[int]:
+def _pure() -> pl.Expr:
+    """``pure_decode`` of each window (a NaN rate is no generation, as in Python)."""
+    gen = pl.col("gen_tok_s")
+    return (pl.col("running") > 0) & pl.col("prefill").ne_missing(True) & (gen > 0) & ~gen.is_nan()
+
+
+def _rows(series: Series, idx: list[int]) -> dict[int, Sample]:
+    """The windows at ``idx`` as ``Sample`` rows (only those: a dense log's series is long)."""
+    want = sorted(set(idx))
+    rows = series.frame[want].select(list(SAMPLE_SCHEMA)).iter_rows()
+    return {i: Sample(*row) for i, row in zip(want, rows, strict=True)}
+
+
+def _outliers(samples: Mapping[int, Sample], idx: list[int]) -> list[int]:
     """Windows whose rate is far off the segment's robust trend (only with 5+ windows)."""
     if len(idx) < 5:
         return []
@@ -282,15 +296,13 @@ def _why_not(series: Series) -> str:
 
 def find_segment(series: Series, min_samples: int = MIN_SAMPLES) -> _Found | None:
     """The stable segment of one series, or None."""
-    ss = series.samples
-    if len(ss) < min_samples:
+    if series.frame.height < min_samples:
         return None
     interval = series.interval or 10.0
-    levels = sorted({s.running for s in ss if pure_decode(s)}, reverse=True)
-    for level in levels:
-        found = [st for st in _stretches(ss, level, interval) if len(st.idx) >= min_samples]
-        if not found:
-            continue
+    found = _stretches(series, interval, min_samples)
+    if found:
+        level = found[0].level
+        ss = _rows(series, [i for st in found for i in (st.idx[0] - 1, *st.idx, *st.bridged) if i >= 0])
 
         def duration(st: _Stretch) -> float:
             i0 = st.idx[0]
@@ -405,7 +417,7 @@ def _method(f: _Found, n_engines: int) -> str:
     if n_engines > 1:
         txt += (f" Under DP the top-level figures are the sum of {n_engines} engines' windows matched by time; "
                 "each engine's own segment is under `engines`.")
-    if s.samples and any(x.prefill is None for x in s.samples[1:]) and s.source.startswith("vLLM"):
+    if s.source.startswith("vLLM") and s.frame["prefill"][1:].null_count():
         txt += " This vLLM stats line has no prompt throughput, so prefill windows could not be excluded."
     return txt
 
@@ -419,7 +431,7 @@ def stable_decode(data: RunData) -> StableDecode | NotApplicable:
         return NotApplicable(reason="no decode-rate lines: neither vLLM stats lines (`Avg generation throughput`) "
                                     "nor SGLang `Decode batch` lines were found" + missing_stats_reason(data))
     series = [without_stalls(data, s) for s in raw]  # a stall or a deadlock is no decode rate
-    stalled = sum(len(a.samples) - len(b.samples) for a, b in zip(raw, series, strict=True))
+    stalled = sum(a.frame.height - b.frame.height for a, b in zip(raw, series, strict=True))
     per = [(s, find_segment(s)) for s in series]
     main_series = without_stalls(data, main_series_of(data) or raw[0])
     total = main_series if len(series) > 1 else None

@@ -9,17 +9,18 @@ previous one; a ``Prefill batch`` line between two decode lines means the window
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
+from typing import Any, NamedTuple
 
 import polars as pl
 
 from logscope.analyses.base import RunData, median
 
 
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """One window of a decode-rate series."""
+class Sample(NamedTuple):
+    """One window of a decode-rate series (a tuple: a dense log's series makes one per line when its
+    rows are asked for, and a tuple is the cheapest row Python builds)."""
 
     seq: int
     file: str
@@ -68,11 +69,18 @@ class Series:
 
     @cached_property
     def samples(self) -> list[Sample]:
-        return list(map(Sample, *(self.frame.get_column(name).to_list() for name in SAMPLE_SCHEMA)))
+        return list(map(Sample, *(_values(self.frame.get_column(name)) for name in SAMPLE_SCHEMA)))
 
     @cached_property
     def interval(self) -> float | None:
         return typical_interval_of(self.frame.get_column("t_s"))
+
+
+def _values(col: pl.Series) -> list[Any]:
+    """A column as a list; a text column of one value (a series' file) as that one string repeated."""
+    if col.dtype == pl.Utf8 and col.len() and col.n_unique() == 1:
+        return [col[0]] * col.len()
+    return col.to_list()
 
 
 def typical_interval_of(ts: pl.Series) -> float | None:
@@ -191,8 +199,7 @@ def summed(series: list[Series]) -> Series | None:
         pf = [p.prefill for p in parts]
         prompt = [p.prompt_tok_s for p in parts]
         first = parts[0]
-        out.append(replace(
-            first,
+        out.append(first._replace(
             line=min(p.line for p in parts),
             line_end=max(p.last_line for p in parts),
             gen_tok_s=sum(p.gen_tok_s for p in parts),
