@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import Evidence, NotApplicable, Result, RunData, median, r
 from logscope.analyses.series import Series, decode_series, one_rank
+from logscope.events import Event
 
 STALL_FRACTION = 0.10  # near zero: below this share of the run's sustained peak (aggregate and per request)
 MIN_STALL_WINDOWS = 3
@@ -125,10 +126,10 @@ class Beat:
         return self.running > 0 or (self.waiting or 0) > 0
 
 
-BEAT_SCHEMA: dict[str, pl.DataType] = {  # a track's columns, in ``Beat``'s field order
-    "seq": pl.Int64(), "file": pl.Utf8(), "line": pl.Int64(), "t_s": pl.Float64(), "time": pl.Utf8(),
+BEAT_SCHEMA: dict[str, pl.DataType] = {  # a track's columns: ``Beat``'s fields but the texts read off the event
+    "seq": pl.Int64(), "file": pl.Utf8(), "line": pl.Int64(), "t_s": pl.Float64(),
     "running": pl.Int64(), "waiting": pl.Int64(), "gen_tok_s": pl.Float64(), "prefill": pl.Boolean(),
-    "decode_line": pl.Boolean(), "process": pl.Utf8(), "prompt_tok_s": pl.Float64(), "kv_usage_pct": pl.Float64(),
+    "decode_line": pl.Boolean(), "prompt_tok_s": pl.Float64(), "kv_usage_pct": pl.Float64(),
 }
 
 
@@ -143,6 +144,7 @@ class _Track:
     df: pl.DataFrame
     interval: float | None
     vllm: bool
+    events: Sequence[Event]
     peaks: tuple[float | None, float | None] | None = None  # (aggregate, per request): see ``_peaks``
 
     def __len__(self) -> int:
@@ -150,7 +152,12 @@ class _Track:
 
     def beats(self, idx: Sequence[int]) -> list[Beat]:
         rows = self.df.select(list(BEAT_SCHEMA))[list(idx)] if len(idx) else self.df.clear()
-        return [Beat(*row) for row in rows.select(list(BEAT_SCHEMA)).iter_rows()]
+        out = []
+        for seq, file, line, t_s, running, waiting, gen, prefill, decode_line, prompt, kv in rows.iter_rows():
+            e = self.events[seq]
+            out.append(Beat(seq, file, line, t_s, e.time, running, waiting, gen, prefill, decode_line, e.process,
+                            prompt, kv))
+        return out
 
     def beat(self, i: int) -> Beat | None:
         return self.beats([i])[0] if 0 <= i < self.df.height else None
@@ -182,10 +189,9 @@ def _make_tracks(data: RunData) -> list[_Track]:
     if not series:
         return []
     vllm = series[0].source.startswith("vLLM")
-    meta = data.frame("throughput" if vllm else "decode_batch").select("seq", "time", "process")
     out: list[_Track] = []
     for s in series:
-        df = s.frame.join(meta, on="seq", how="left").with_columns(pl.lit(True).alias("decode_line"))
+        df = s.frame.with_columns(pl.lit(True).alias("decode_line"))
         if not vllm:  # an SGLang decode window's Beat carries neither (the prefill lines are in the track)
             df = df.with_columns(pl.lit(None, pl.Float64).alias("prompt_tok_s"),
                                  pl.lit(None, pl.Float64).alias("kv_usage_pct"))
@@ -193,15 +199,16 @@ def _make_tracks(data: RunData) -> list[_Track]:
             if pre.height:
                 pre = pre.with_columns(pl.coalesce(pl.col("dp_rank"), pl.lit(0)).cast(pl.Utf8).alias("key"))
                 pre = one_rank(pre.filter(pl.col("key") == s.key)).select(
-                    "seq", "file", "line", "t_s", "time", pl.col("running").fill_null(0), pl.col("queue").alias("waiting"),
+                    "seq", "file", "line", "t_s", pl.col("running").fill_null(0), pl.col("queue").alias("waiting"),
                     pl.lit(None, pl.Float64).alias("gen_tok_s"), pl.lit(True).alias("prefill"),
-                    pl.lit(False).alias("decode_line"), "process",
+                    pl.lit(False).alias("decode_line"),
                 )
                 df = pl.concat([df.select(list(BEAT_SCHEMA)).cast(BEAT_SCHEMA),  # type: ignore[arg-type]
                                 pre.cast({k: v for k, v in BEAT_SCHEMA.items() if k in pre.columns})],
                                how="diagonal")
-        df = df.select(list(BEAT_SCHEMA)).cast(BEAT_SCHEMA).sort("seq").with_row_index("i")  # type: ignore[arg-type]
-        out.append(_Track(s.label, df, s.interval, vllm))
+        df = df.select(list(BEAT_SCHEMA)).cast(BEAT_SCHEMA)  # type: ignore[arg-type]
+        df = (df if df["seq"].is_sorted() else df.sort("seq")).with_row_index("i")
+        out.append(_Track(s.label, df, s.interval, vllm, data.events))
     return out
 
 
