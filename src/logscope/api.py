@@ -139,15 +139,18 @@ class Run:
         if len(split.items) > 1 and self.chosen is None:
             return self.lifetime().analyze(metrics=metrics, slo=slo)
         choice = self.chosen or split.default()
+        from logscope.analyses.base import RunData
+
+        data = RunData.of(self)  # one for the report and the rules: frames, series and stalls are built once
         with fewer_collections():  # the analyses make frames and lists over every event (logscope.collector)
-            report = build_report(self)
+            report = build_report(data)
             if metrics:
                 add_metrics(report, self.events, metrics)
             if slo is not None:
                 from logscope.analyses.slo import evaluate
 
                 report.slo = evaluate(slo, self.events, report.metrics)
-            report.findings = run_rules(self, report)
+            report.findings = run_rules(data, report)
             if len(split.items) > 1:
                 report.findings = _every_lifetime(self, choice.index, report.findings)
                 whole = self.whole or self
@@ -159,6 +162,7 @@ class Run:
 
 def _every_lifetime(run: Run, chosen: int, findings: list[Any]) -> list[Any]:
     """The chosen lifetime's findings and those of every other lifetime, each saying which, worst first."""
+    from logscope.analyses.base import RunData
     from logscope.analyses.report import build_report
     from logscope.digest import run_rules
     from logscope.digest.finding import SEVERITY_RANK
@@ -168,7 +172,7 @@ def _every_lifetime(run: Run, chosen: int, findings: list[Any]) -> list[Any]:
     for lt in run.lifetimes:
         if lt.index == chosen:
             continue
-        other = whole.lifetime(lt.index)
+        other = RunData.of(whole.lifetime(lt.index))
         out += [f.model_copy(update={"lifetime": lt.index}) for f in run_rules(other, build_report(other))]
     return sorted(out, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.lifetime))
 

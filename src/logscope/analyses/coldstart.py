@@ -110,10 +110,10 @@ def cold_start(data: RunData) -> ColdStart | NotApplicable:
     ev = data.events
     ready_seq = data.ready_seq()
     stop = ready_seq if ready_seq is not None else len(ev)
-    startup = list(enumerate(ev[:stop]))
 
     def of(kind: str) -> list[tuple[int, Event]]:
-        return [(i, e) for i, e in startup if e.kind == kind]
+        """The start-up's events of ``kind`` (from the run's kind index: no pass over every event)."""
+        return [(i, ev[i]) for i in data.kind_index.get(kind, ()) if i < stop]
 
     phases: list[Phase] = []
     loads = _bursts(of("model_load"))
@@ -122,7 +122,7 @@ def cold_start(data: RunData) -> ColdStart | NotApplicable:
         name = "weights" if n == 0 else ("draft weights" if n == 1 else f"weights ({n + 1})")
         p = _printed(name, [e for _i, e in g])
         if p is None:
-            begins = [i for i, e in startup if "Load weight begin" in e.raw and i < g[0][0]]
+            begins = [i for i, e in enumerate(ev[:min(stop, g[0][0])]) if "Load weight begin" in e.raw]
             p = _between(name, data, begins[-len(g):], [i for i, _e in g])
         if p:
             phases.append(p)

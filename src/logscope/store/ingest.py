@@ -283,11 +283,7 @@ def analyze(run: Run) -> tuple[RunData, Report]:
     from logscope.analyses.report import build_report
     from logscope.digest import run_rules
 
-    @dataclass
-    class _RunData(RunData):
-        stats: Any = None  # the read statistics ``build_report`` counts lines from
-
-    data = _RunData(events=run.events, engine=run.engine, files=list(run.files), stats=run.stats)
+    data = RunData.of(run)  # with the read statistics ``build_report`` counts lines from
     report = build_report(data)
     report.findings = run_rules(data, report)
     return data, report
