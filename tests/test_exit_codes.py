@@ -103,10 +103,13 @@ def test_compare_unreadable_usage_and_shadow(tmp_path: Path) -> None:
     assert _run("compare", SHORT).exit_code == 3  # type: ignore[attr-defined]
     r = _run("compare", SHORT, LONG, "--shadow", "--format", "json")
     assert r.exit_code == 0 and '"verdict": "FAIL"' in r.stdout  # type: ignore[attr-defined]
-    # --strict: a metric one side lacks is a missing input
-    r = _run("compare", SG / "gen-d1_ctx512.log", LONG, "--bench", SG / "gen-d1_ctx512.client.txt",
-             SG / "gen-d1_ctx512.client.txt", "--strict")
-    assert r.exit_code in (1, 2, 3)  # type: ignore[attr-defined]
+    # --strict: a client file that gives no result for one side is a missing input
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a benchmark result\n")
+    args = ("compare", SHORT, LONG, "--bench", SG / "gen-d1_ctx512.client.txt", notes)
+    r = _run(*args, "--strict")
+    assert r.exit_code == 3 and "--strict: --bench gave no client result for OTHER" in r.stderr  # type: ignore[attr-defined]
+    assert _run(*args).exit_code == 2  # type: ignore[attr-defined]  # without it: the decode verdict, FAIL
 
 
 def test_compare_runs_from_the_command_line(tmp_path: Path) -> None:
