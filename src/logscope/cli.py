@@ -627,7 +627,7 @@ def ingest_command(
 
 @main.command("doctor")
 def doctor_command() -> None:
-    """What this install runs with: the scanner (Hyperscan or the pure-Python fallback), the optional
+    """What this install runs with: the scanner (Hyperscan, or the polars / pure-Python fallback), the optional
     pieces, and the command that installs the faster or missing ones."""
     from logscope.doctor import report
 

@@ -10,7 +10,7 @@ import pytest
 from logscope.api import iter_file_events
 from logscope.parsers import dialect
 from logscope.parsers.framing import ReadStats
-from logscope.parsers.scan import HyperscanScanner, PyScanner
+from logscope.parsers.scan import SPECIAL, HyperscanScanner, PolarsScanner, PyScanner
 from tests.conftest import FIXTURES
 
 LOGS = sorted(FIXTURES.rglob("*.log"))
@@ -41,14 +41,38 @@ SAMPLE = (FIXTURES / "vllm/corpus/gen-a1_plain_c10.log").read_bytes() + (FIXTURE
     "gen-a1_plain_c10.log").read_bytes()
 
 
+# every special byte, a literal at a line's start and end, two literals in one line, a literal cut by a
+# line break, invalid UTF-8 (polars takes text: that block goes to bytes.find), U+0085 and U+2028
+ODD = (b"Added request x\nno anchor here\nx Added request \nAdded req\nuest\nAvg prompt throughput Added request \n"
+       b"a\rb\n\x1b[0m\n\x0bv\x0cf\n\x1c\x1d\x1e\nnel\xc2\x85\nls\xe2\x80\xa8\nps\xe2\x80\xa9\n\n\nlast")
+
+
 @pytest.mark.skipif(importlib.util.find_spec("hyperscan") is None, reason="hyperscan not installed")
-def test_scanners_agree_on_lines() -> None:
-    lits = [a.encode() for a in dialect("vllm").scan_literals()] + [b"\r", b"\x1b"]
+@pytest.mark.parametrize("block", [SAMPLE, ODD, ODD + b"\xff\xfe Added request \n"], ids=["corpus", "odd", "not-utf8"])
+def test_scanners_agree_on_lines(block: bytes) -> None:
+    lits = [a.encode() for a in dialect("vllm").scan_literals()] + list(SPECIAL)
 
     def lines(hits: list[int]) -> set[int]:
-        return {SAMPLE.count(b"\n", 0, h) for h in hits}
+        return {block.count(b"\n", 0, h) for h in hits}
 
-    assert lines(PyScanner(lits).scan(SAMPLE)) == lines(HyperscanScanner(lits).scan(SAMPLE))
+    want = lines(HyperscanScanner(lits).scan(block))
+    assert len(want) > 3
+    assert lines(PyScanner(lits).scan(block)) == want
+    assert lines(PolarsScanner(lits).scan(block)) == want
+
+
+@pytest.mark.parametrize("prefer", ["polars", "python"])
+def test_sparse_equals_careful_with_the_fallback_scanners(prefer: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sparse read with each fallback scanner (an install without Hyperscan) gives the careful events."""
+    from logscope.parsers import scan
+
+    build = scan.scanner
+    monkeypatch.setattr(scan, "cached_scanner", lambda lits: build(lits, prefer=prefer))
+    monkeypatch.setattr("logscope.api.cached_scanner", lambda lits: build(lits, prefer=prefer))
+    for path in [p for p in LOGS if "corpus" in p.parts][:12]:
+        careful, s1 = _events(path, False, monkeypatch)
+        sparse, s2 = _events(path, True, monkeypatch)
+        assert (s1.lines, sparse) == (s2.lines, careful), path
 
 
 @pytest.mark.skipif(importlib.util.find_spec("hyperscan") is None, reason="hyperscan not installed")
