@@ -229,12 +229,24 @@ def iter_file_events(
     results = None if once else result_file_events(path, stats)
     if results is not None:  # a benchmark client's --save-result JSON / JSONL file
         return None, iter(results)
-    if keep_unparsed or not sparse or once:  # stdin cannot be read twice (detection, then the sparse pass)
+    if keep_unparsed or not sparse:
         lines = read_lines(path, stats)
         if engine == "auto":
             head, lines = _with_lookahead(lines, HEAD_LINES)
             engine = detect(head)
         parser = Parser(dialect(engine), keep_unparsed=keep_unparsed, reference=reference, keep_literals=keep_literals)
+        return engine, parser.events(lines)
+    if once:
+        # stdin or a pipe cannot be read twice: one pass, whose first HEAD_LINES lines (read whole) detect
+        # the engine and the first stamp; the reader skips from there on, once it is told how
+        plan = Sparse(None, _wants_nothing, head=HEAD_LINES)
+        head, lines = _with_lookahead(read_lines(path, stats, plan), HEAD_LINES)
+        engine = detect(head) if engine == "auto" else engine
+        parser = Parser(dialect(engine), keep_unparsed=False, reference=reference, keep_literals=keep_literals)
+        parser.sparse = True
+        parser.clock.first = first_seconds(parser.dialect, head)
+        plan.scanner = cached_scanner(_scan_literals(parser.dialect, keep_literals))
+        plan.want_next, plan.timed = parser.wants_next, parser.dialect.starts_timed
         return engine, parser.events(lines)
     # nobody wants the lines no grammar understood: read sparsely, only the lines holding an anchor
     # (and the lines a record in progress asks for) are decoded and parsed; the others are counted
@@ -247,6 +259,10 @@ def iter_file_events(
     skipping = Sparse(cached_scanner(_scan_literals(d, keep_literals)), parser.wants_next,
                       head=_sparse_head(d, head), timed=d.starts_timed)
     return engine, parser.events(read_lines(path, stats, skipping))
+
+
+def _wants_nothing() -> bool:
+    return False
 
 
 def _read_once(path: str) -> bool:
