@@ -667,20 +667,6 @@ def _walk_start(data: bytes, lo: int, n: int) -> int:
     return data.find(b"\n", first, n - 1) + 1 if k else n
 
 
-def _walk_start_steps(data: bytes, lo: int, n: int) -> int:
-    """``_walk_start`` a line at a time: the definition its test compares with."""
-    c = n
-    floor = max(lo, n - WALK_BYTES)
-    for _ in range(WALK_LINES):
-        if c <= lo:
-            break
-        j = max(data.rfind(b"\n", lo, c - 1) + 1, lo)
-        if j < floor:
-            break
-        c = j
-    return c
-
-
 def is_gzip(path: str) -> bool:
     """True when the file starts with the gzip magic bytes."""
     try:
