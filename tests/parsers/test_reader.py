@@ -147,3 +147,28 @@ def test_stdin_is_read_sparsely_with_the_file_events(
     # the same lines handed over, but for the head that reading by name reads twice (engine detection)
     assert handed[0] == handed_by_name - 3000
     assert handed[0] < s2.lines / 2
+
+
+@pytest.mark.parametrize("prefer", ["hyperscan", "polars", "python"])
+def test_scanner_says_whether_the_block_holds_an_empty_line(prefer: str) -> None:
+    from logscope.parsers.scan import scanner
+
+    if prefer == "hyperscan":
+        pytest.importorskip("hyperscan")
+    sc = scanner(["Added request "], prefer=prefer)
+    for block, empty in ((b"a\nb\n", False), (b"a\n\nb\n", True), (b"Added request x\n\n\n\n", True),
+                         (b"a\n \nb\n", False), (b"", False)):
+        hits = sc.scan(block)
+        assert sc.empty is empty, (prefer, block)
+        assert all(block[h:h + 1] != b"\n" for h in hits)  # the empty line is no hit
+
+
+@pytest.mark.parametrize("carry", [b"", b"x\n", b"x\n\n", b"x\n\r\n", b"\n", b"y\r\n"])
+@pytest.mark.parametrize("block", [b"a\nb\n", b"\na\n", b"\r\na\n", b"a\n\nb\n", b"a\n\r\nb\n", b"a\nb"])
+def test_empty_counter_with_the_scanner_word_finds_what_the_search_found(carry: bytes, block: bytes) -> None:
+    data = carry + block
+    flagged = b"\n\n" in framing._without_empty_crlf(block)  # what a scanner says of the block it scanned
+    plain = framing._Empty.of(data)
+    told = framing._Empty.of(data, len(carry), flagged)
+    if plain is not None:  # (a counter where none is needed only costs time)
+        assert told is not None and told.count(0, len(data)) == plain.count(0, len(data))
