@@ -105,7 +105,7 @@ from logscope.parsers.framing import ReadStats, Sparse, read_lines
 from logscope.parsers.scan import scanner
 
 d = dialect(sys.argv[2])
-sc = scanner(d.scan_literals(), prefer=sys.argv[3])
+sc = scanner([x for x in d.scan_literals() if x not in sys.argv[4:]], prefer=sys.argv[3])
 st = ReadStats()
 n = sum(1 for _ in read_lines(sys.argv[1], st, Sparse(sc, lambda: False, head=0, timed=d.starts_timed)))
 print(n, sc.name, st.lines)
@@ -235,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="run each timed command this many times (best of)")
     ap.add_argument("--scanner", default="auto", choices=["auto", "hyperscan", "polars", "python"],
                     help="the scanner of the sparse-reader row (logscope itself uses the best one installed)")
+    ap.add_argument("--without", action="append", default=[], metavar="ANCHOR",
+                    help="leave this anchor out of the sparse-reader row (repeatable): on the request-heavy log, "
+                         "leaving out the request and access anchors measures a log where few lines matter")
     ap.add_argument("--jobs", type=int, default=0,
                     help="also time `logscope events --jobs N` and `analyze --jobs N` (and check their output)")
     a = ap.parse_args(argv)
@@ -261,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[tuple[str, float, float, float | None]] = []
     t_loop, c_loop, _r, _o = _best(a.repeat, [sys.executable, "-c", _LOOP, path])
     rows.append(("python line loop", t_loop, c_loop, None))
-    t_rd, c_rd, _r, out_rd = _best(a.repeat, [sys.executable, "-c", _READER, path, a.engine, a.scanner], stdout=None)
+    t_rd, c_rd, _r, out_rd = _best(a.repeat, [sys.executable, "-c", _READER, path, a.engine, a.scanner, *a.without],
+                                   stdout=None)
     rows.append((f"sparse reader ({out_rd.decode().split()[1] if out_rd else '?'})", t_rd, c_rd, None))
     t_grep, c_grep, _, out = _best(a.repeat, ["grep", "-c", "-F"] + [y for x in anchors for y in ("-e", x)] + [path],
                                    stdout=None)
