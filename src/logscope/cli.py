@@ -22,7 +22,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 ENGINE_CHOICE = click.Choice(["auto", "vllm", "sglang"])
 FAIL_ON_CHOICE = click.Choice(["error", "warning", "never"])
-REPORT_FORMAT_CHOICE = click.Choice(["text", "markdown", "json", "html"])
 ANALYZE_FORMAT_CHOICE = click.Choice(["text", "markdown", "json", "html", "br"])  # br: llm-d benchmark report
 
 
@@ -410,7 +409,9 @@ def _load_run(paths: list[str], engine: str, jobs: int = 1) -> Any:
 @click.option("--other", "other_runs", multiple=True, metavar="RUN...", help="OTHER's runs, as --base")
 @click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
 @click.option("--label", "labels", multiple=True, help="a name for BASE, then (given again) for OTHER")
-@click.option("--format", "fmt", type=REPORT_FORMAT_CHOICE, default="text", show_default=True)
+@click.option("--format", "fmt", type=ANALYZE_FORMAT_CHOICE, default="text", show_default=True,
+              help="text, markdown, json (with the verdicts), html; br: each run's llm-d benchmark report (BR v0.2), "
+                   "a JSON array, BASE's runs first")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the comparison here instead of stdout")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False),
               help="also write the overlay figures into this directory, as PNG and SVG")

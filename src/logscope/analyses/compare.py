@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from logscope.analyses.abguard import SPEC, NotAb, not_ab
 from logscope.analyses.base import NotApplicable, RunData, RunLike, median
@@ -110,6 +110,13 @@ class Comparison(BaseModel):
         "against the threshold (analyses/verdict.py), over the runs of each side"))
     runs: dict[str, list[list[str]]] = Field(default_factory=dict, description=(
         "with several runs per side: each run's files, by side (base, other); the sections show the first run"))
+    # each run's report, by side ("base", "other"), in the order of the runs: what the renderers draw and
+    # write from (figures, --format br) without analysing the runs again; not part of the JSON
+    _reports: dict[str, list[Report]] = PrivateAttr(default_factory=dict)
+
+    def reports(self, role: str) -> list[Report]:
+        """The reports of one side's runs (``"base"`` or ``"other"``), as the comparison made them."""
+        return self._reports.get(role, [])
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -428,12 +435,14 @@ def compare_runs(
     runs = {}
     if len(sides_b) > 1 or len(sides_o) > 1:
         runs = {"base": [d.files for _, d, _, _ in sides_b], "other": [d.files for _, d, _, _ in sides_o]}
-    return Comparison(
+    cmp = Comparison(
         base=RunInfo(label=names[0], engine=da.engine, engine_version=da.engine_version, files=da.files),
         other=RunInfo(label=names[1], engine=db.engine, engine_version=db.engine_version, files=db.files),
         labels=names[:2], degradation=deg, sections=sections, not_applicable=na,
         summary=_summary(a, b), config_differences=diffs, warning=warning, not_ab=reasons, verdicts=ver, runs=runs,
     )
+    cmp._reports = {"base": [r for _, _, r, _ in sides_b], "other": [r for _, _, r, _ in sides_o]}
+    return cmp
 
 
 def _within(sides: Sequence[tuple[Any, RunData, Report, Side]], role: str) -> list[str]:

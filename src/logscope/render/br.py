@@ -17,7 +17,8 @@ What goes where:
   its stable decode stretch (``running_requests``), under the engine component's label.
 
 ``build_br`` returns the dict; ``render_br`` validates it with the package (when installed: the
-``br`` extra) and writes it as JSON. Unknown stays out: no field is filled with a zero.
+``br`` extra) and writes it as JSON; ``render_compare_br`` writes a comparison as the array of its runs'
+reports. Unknown stays out: no field is filled with a zero.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ import hashlib
 import json
 from typing import Any
 
+from logscope.analyses.compare import Comparison
 from logscope.analyses.report import Report
 
 BR_VERSION = "0.2"
 _STATS = (("mean", "mean"), ("median", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"), ("max", "max"))
-__all__ = ["build_br", "render_br"]
+__all__ = ["build_br", "render_br", "render_compare_br"]
 
 
 def _uid(report: Report) -> str:
@@ -144,13 +146,30 @@ def build_br(report: Report) -> dict[str, Any]:
     return br
 
 
-def render_br(report: Report) -> str:
-    """The report as BR v0.2 JSON, validated by ``llmd_benchmark_report`` when it is installed."""
-    br = build_br(report)
+def _validated(br: dict[str, Any]) -> dict[str, Any]:
+    """``br`` once ``llmd_benchmark_report`` accepts it (when installed; pydantic's ValidationError if not)."""
     try:
         from llmd_benchmark_report import load_benchmark_report
     except ImportError:
         pass
     else:
-        load_benchmark_report(json.loads(json.dumps(br)))  # raises pydantic's ValidationError on a bad report
-    return json.dumps(br, indent=2) + "\n"
+        load_benchmark_report(json.loads(json.dumps(br)))
+    return br
+
+
+def render_br(report: Report) -> str:
+    """The report as BR v0.2 JSON, validated by ``llmd_benchmark_report`` when it is installed."""
+    return json.dumps(_validated(build_br(report)), indent=2) + "\n"
+
+
+def render_compare_br(comparison: Comparison) -> str:
+    """``compare --format br``: a BR describes one run, so a comparison is the JSON array of its runs' reports,
+    BASE's runs first, each tagged in ``run.keywords`` with its side (``base``/``other``) and label: what the
+    tools that read BR files compare (the verdicts stay in ``--format json``)."""
+    out = []
+    for role, label in (("base", comparison.base.label), ("other", comparison.other.label)):
+        for report in comparison.reports(role):
+            br = build_br(report)
+            br["run"]["keywords"] = [*br["run"]["keywords"], role, label]
+            out.append(_validated(br))
+    return json.dumps(out, indent=2) + "\n"

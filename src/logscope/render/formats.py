@@ -64,8 +64,9 @@ def compare_figures(run_a: Any, run_b: Any, comparison: Any, fmt: str, plots_dir
     from logscope.analyses.report import build_report
     from logscope.plots import PlotInput, compare_plots
 
-    a = PlotInput.of(run_a, build_report(run_a), comparison.base.label)
-    b = PlotInput.of(run_b, build_report(run_b), comparison.other.label)
+    rep_a, rep_b = comparison.reports("base"), comparison.reports("other")  # the reports compare made
+    a = PlotInput.of(run_a, rep_a[0] if rep_a else build_report(run_a), comparison.base.label)
+    b = PlotInput.of(run_b, rep_b[0] if rep_b else build_report(run_b), comparison.other.label)
     plots = compare_plots(a, b, comparison, _formats(fmt, plots_dir))
     written = _write_plots(plots, plots_dir) if plots_dir else []
     return plots, written
@@ -105,6 +106,10 @@ def compare_text(comparison: Any, fmt: str, plots: Any = None) -> str:
         from logscope.render.html import render_compare_html
 
         return render_compare_html(comparison, plots)
+    if fmt == "br":
+        from logscope.render.br import render_compare_br
+
+        return render_compare_br(comparison)
     raise ValueError(f"no text form for format {fmt!r}")
 
 
