@@ -63,8 +63,14 @@ POINTS: dict[str, Callable[[Path, int], bool]] = {
 
 
 # ``logscope ingest`` whose runs table is rewritten after every finished run (``RUNS_FLUSH_S`` = 0), not
-# every 2 s: on an idle machine a small ingest writes it only at its end, too late to be killed after
-FLUSH_EACH_RUN = [sys.executable, "-c", "import sys; import logscope.store.ingest as i; i.RUNS_FLUSH_S = 0.0\n"
+# every 2 s, and which pauses 1 s after each write: on an idle machine a small ingest otherwise writes it at
+# its end only, or ends within the kill's random delay (up to 0.25 s) after its first write
+FLUSH_EACH_RUN = [sys.executable, "-c", "import importlib, sys, time\n"
+                  # (the module, not the package's ``ingest`` function of the same name: ``import ... as`` gives that)
+                  "i = importlib.import_module('logscope.store.ingest'); i.RUNS_FLUSH_S = 0.0\n"
+                  "write = i.layout.write_runs\n"
+                  "def slow(*a, **k):\n    write(*a, **k)\n    time.sleep(1.0)\n"
+                  "i.layout.write_runs = slow\n"
                   "from logscope.cli import main; sys.argv[0] = 'logscope'; main()"]
 
 
