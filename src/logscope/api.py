@@ -119,6 +119,8 @@ class Run:
             return self  # a run made by lifetime(N) is that lifetime
         root = self.whole or self
         split = self._split()
+        if not split.items and index is None:  # no event at all (plain text, junk): nothing to cut
+            return root
         choice = split.default() if index is None else split.choice(index)
         if choice.of == 1:
             return root
@@ -138,7 +140,6 @@ class Run:
         split = self._split()
         if len(split.items) > 1 and self.chosen is None:
             return self.lifetime().analyze(metrics=metrics, slo=slo)
-        choice = self.chosen or split.default()
         from logscope.analyses.base import RunData
 
         data = RunData.of(self)  # one for the report and the rules: frames, series and stalls are built once
@@ -151,7 +152,9 @@ class Run:
 
                 report.slo = evaluate(slo, self.events, report.metrics)
             report.findings = run_rules(data, report)
-            if len(split.items) > 1:
+            # which lifetime the sections describe (none when the input has no event: plain text, junk)
+            choice = self.chosen or (split.default() if split.items else None)
+            if choice is not None and len(split.items) > 1:
                 report.findings = _every_lifetime(self, choice.index, report.findings)
                 whole = self.whole or self
                 report.coverage = build_report_coverage(whole, report.lines)

@@ -181,3 +181,21 @@ def test_real_two_lifetimes_capture(loader: object) -> None:
     one = run.lifetime(1).analyze()
     assert (one.kv_pool.tokens, one.kv_pool.max_model_len) == (262144, 4096)
     assert [r.mean_ttft_ms for r in one.bench.results] == [191.38]
+
+
+def test_an_input_without_events_has_no_lifetime_and_still_reports(tmp_path: Path) -> None:
+    """A paste of plain text (here a line of a real vllm bench serve output) gives no event: no lifetime to
+    cut, and analyze reports it (coverage) in every format instead of failing on the empty split."""
+
+    from logscope.analyses.lifetimes import split_lifetimes
+
+    assert split_lifetimes([], []).items == []
+    log = tmp_path / "pasted.log"
+    log.write_text("tip: install termplotlib and gnuplot to plot the metrics\n")
+    run = logscope.load(log, keep_unparsed=False)  # the sparse read analyze makes: the line is counted, no event
+    assert run.events == [] and run.lifetimes == [] and run.lifetime() is run
+    rep = run.analyze()
+    assert rep.analyzed_lifetime is None and rep.lifetimes == []
+    for fmt in ("text", "json", "markdown", "html", "br"):
+        res = CliRunner().invoke(main, ["analyze", str(log), "--format", fmt])
+        assert res.exit_code == 0 and res.exception is None, (fmt, res.output)

@@ -261,6 +261,8 @@ def _group(flat: list[_Segment]) -> tuple[list[list[_Segment]], list[_Segment]]:
     """Segments -> lifetimes (lists of segments), and the floating segments."""
     marked = [s for s in flat if s.started_by is not None]
     unmarked = [s for s in flat if s.started_by is None]
+    if not flat:  # no event at all (a file of plain text or junk): no lifetime
+        return [], []
     if not marked:  # no start in the input: one lifetime (a log that starts mid-run), as before
         timed = [s for s in unmarked if s.t0 is not None]
         return ([timed or unmarked], [s for s in unmarked if s.t0 is None] if timed else [])
