@@ -129,6 +129,17 @@ class Front:
     partial: str = ""  # docker json-file: a long line split into records without their "\n"
     notes: list[str] = field(default_factory=list)
 
+    def record(self, rec: dict[str, Any], outer: dict[str, Any] | None, number: int) -> Text | None:
+        """The record's text, counted by its shape; None for a record of no known shape (counted by its
+        keys, with the line of the first, for the coverage note)."""
+        t = text_of(rec, outer)
+        if t is None:
+            self.unknown.setdefault(tuple(sorted(rec)), [0, number])[0] += 1
+            return None
+        shape = shape_of(rec, outer)
+        self.shapes[shape] = self.shapes.get(shape, 0) + 1
+        return t
+
     def problem(self, reason: str, number: int) -> None:
         seen = self.problems.get(reason)
         if seen is None:
@@ -520,17 +531,9 @@ def convert(front: Front, body: str, number: int) -> list[Text] | None:
     n_rec = 0
     for rec, outer in records_of(value):
         n_rec += 1
-        t = text_of(rec, outer)
+        t = front.record(rec, outer, number)
         if t is None:
-            keys = tuple(sorted(rec))
-            seen = front.unknown.get(keys)
-            if seen is None:
-                front.unknown[keys] = [1, number]
-            else:
-                seen[0] += 1
             continue
-        shape = shape_of(rec, outer)
-        front.shapes[shape] = front.shapes.get(shape, 0) + 1
         if front.partial:
             t.text = front.partial + t.text
             front.partial = ""
@@ -679,14 +682,9 @@ def _numbered(front: Front, items: list[tuple[int, Any]], text: str) -> list[tup
         n_rec = 0
         for rec, outer in records_of(value):
             n_rec += 1
-            t = text_of(rec, outer)
-            if t is None:
-                keys = tuple(sorted(rec))
-                front.unknown.setdefault(keys, [0, line])[0] += 1
-                continue
-            shape = shape_of(rec, outer)
-            front.shapes[shape] = front.shapes.get(shape, 0) + 1
-            out += [(line, piece) for piece in redraws(t)]
+            t = front.record(rec, outer, line)
+            if t is not None:
+                out += [(line, piece) for piece in redraws(t)]
         if n_rec == 0:
             front.problem("JSON values that are no log record (not an object)", line)
     return out
