@@ -48,7 +48,9 @@ def shift_stamps(text: str, delta: dt.timedelta) -> str:
     def repl(m: re.Match[str]) -> str:
         year = int(m.group(1) or 2026)
         try:
-            t = dt.datetime(year, int(m.group(2)), int(m.group(3)), int(m.group(5)), int(m.group(6)), int(m.group(7)))
+            t = dt.datetime(
+                year, int(m.group(2)), int(m.group(3)), int(m.group(5)), int(m.group(6)), int(m.group(7))
+            )
         except ValueError:
             return m.group(0)
         t += delta
@@ -152,8 +154,12 @@ def dask_ingest(logs: Path, store: Path, workers: int) -> tuple[float, float]:
 
     shutil.rmtree(store, ignore_errors=True)
     t0 = time.perf_counter()
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         client.wait_for_workers(workers)
         started = time.perf_counter() - t0
         t1 = time.perf_counter()
@@ -177,8 +183,10 @@ def main() -> None:
     n, size = make_logs(logs, a.logs)
     print(f"{n} logs, {size / 1e6:.1f} MB, from {len(templates())} templates, in {logs}")
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
-    print(f"load average before: {os.getloadavg()[0]:.2f}; parallel capacity now: {capacity():.2f}x "
-          "(two pure-Python loops in two processes vs one)")
+    print(
+        f"load average before: {os.getloadavg()[0]:.2f}; parallel capacity now: {capacity():.2f}x "
+        "(two pure-Python loops in two processes vs one)"
+    )
     times: dict[int, list[float]] = {1: [], 2: []}
     cpu: dict[int, list[float]] = {1: [], 2: []}
     digests: dict[str, str] = {}
@@ -191,25 +199,45 @@ def main() -> None:
             digests[f"jobs{jobs}"] = tree_digest(store)
     results: dict[str, float] = {f"jobs{j}": min(ts) for j, ts in times.items()}
     for j, ts in times.items():
-        print(f"logscope ingest --jobs {j}: best {min(ts):.2f} s of {', '.join(f'{t:.2f}' for t in ts)} "
-              f"(CPU {', '.join(f'{c:.1f}' for c in cpu[j])} s)")
+        print(
+            f"logscope ingest --jobs {j}: best {min(ts):.2f} s of {', '.join(f'{t:.2f}' for t in ts)} "
+            f"(CPU {', '.join(f'{c:.1f}' for c in cpu[j])} s)"
+        )
     speedup = results["jobs1"] / results["jobs2"]
     pairs = sorted(t1 / t2 for t1, t2 in zip(times[1], times[2], strict=True))
     median_pair = statistics.median(pairs)
-    print(f"speed-up --jobs 2 / --jobs 1: {speedup:.2f}x best against best; {median_pair:.2f}x median of the "
-          f"{len(pairs)} back-to-back pairs ({', '.join(f'{x:.2f}' for x in pairs)})")
+    print(
+        f"speed-up --jobs 2 / --jobs 1: {speedup:.2f}x best against best; {median_pair:.2f}x median of the "
+        f"{len(pairs)} back-to-back pairs ({', '.join(f'{x:.2f}' for x in pairs)})"
+    )
     print(f"load average after: {os.getloadavg()[0]:.2f}; parallel capacity now: {capacity():.2f}x")
     if a.dask:
         store = a.dir / "store-dask"
         secs, started = dask_ingest(logs, store, 2)
         results["dask2"] = secs
         digests["dask2"] = tree_digest(store)
-        print(f"ingest_dask on LocalCluster(n_workers=2): {secs:.2f} s (cluster start {started:.1f} s, not counted)")
+        print(
+            f"ingest_dask on LocalCluster(n_workers=2): {secs:.2f} s (cluster start {started:.1f} s, not counted)"
+        )
     same = len(set(digests.values())) == 1
     print(f"stores byte-identical: {same} ({', '.join(f'{k}={v[:12]}' for k, v in digests.items())})")
     if a.json:
-        a.json.write_text(json.dumps({"logs": n, "bytes": size, "seconds": results, "speedup": speedup,
-                                      "speedup_median_pair": median_pair, "wall": times, "cpu": cpu, "identical": same}, indent=2) + "\n")
+        a.json.write_text(
+            json.dumps(
+                {
+                    "logs": n,
+                    "bytes": size,
+                    "seconds": results,
+                    "speedup": speedup,
+                    "speedup_median_pair": median_pair,
+                    "wall": times,
+                    "cpu": cpu,
+                    "identical": same,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     if not same:
         sys.exit(1)
 

@@ -139,7 +139,9 @@ def sglang(out, size: int, rng: random.Random) -> dict[str, int]:  # type: ignor
             counts["decode_batch"] += 1
         if rng.random() < 0.001:
             for r in range(8):
-                lines.append(f"[{ts} TP{r}] Using KV cache scaling factor 1.0 for fp8_e4m3. This may cause accuracy issues.")
+                lines.append(
+                    f"[{ts} TP{r}] Using KV cache scaling factor 1.0 for fp8_e4m3. This may cause accuracy issues."
+                )
         text = "\n".join(lines) + "\n"
         out.write(text)
         written += len(text.encode())

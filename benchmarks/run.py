@@ -53,7 +53,9 @@ runpy.run_module("logscope", run_name="__main__")
 """
 
 
-LAST_CPU = [0.0]  # CPU seconds (user + system) of the last child and its workers: steadier than wall time on a busy machine
+LAST_CPU = [
+    0.0
+]  # CPU seconds (user + system) of the last child and its workers: steadier than wall time on a busy machine
 
 
 def _children_cpu() -> float:
@@ -75,7 +77,9 @@ def _child(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[flo
         cmd = [cmd[0], "-c", _REPORT_RSS, *cmd[3:]]
     t0 = time.perf_counter()
     c0 = _children_cpu()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE, env=env
+    )
     out, err = p.communicate()
     dt = time.perf_counter() - t0
     LAST_CPU[0] = _children_cpu() - c0
@@ -112,11 +116,21 @@ print(n, sc.name, st.lines)
 """
 
 # five anchors for ``grep -c -E``: the kinds a request-heavy log's lines hold (the issue's reference point)
-FIVE = {"vllm": ["Avg prompt throughput", "SpecDecoding metrics:", "Received request ", "Added request ", 'HTTP/1.1" '],
-        "sglang": ["Decode batch", "Prefill batch", "WARNING", "ERROR", "Traceback"]}
+FIVE = {
+    "vllm": [
+        "Avg prompt throughput",
+        "SpecDecoding metrics:",
+        "Received request ",
+        "Added request ",
+        'HTTP/1.1" ',
+    ],
+    "sglang": ["Decode batch", "Prefill batch", "WARNING", "ERROR", "Traceback"],
+}
 
 
-def _best(repeat: int, cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, float, float | None, bytes]:
+def _best(
+    repeat: int, cmd: list[str], stdout: int | None = subprocess.DEVNULL
+) -> tuple[float, float, float | None, bytes]:
     """(wall, CPU, RSS, stdout) of ``cmd`` run ``repeat`` times: the least wall and the least CPU seconds."""
     best: tuple[float, float, float | None, bytes] | None = None
     for _ in range(max(1, repeat)):
@@ -157,7 +171,12 @@ def _grammar_speed(path: str, engine: str, sample: int = 2000) -> dict[str, Any]
     for _ in range(5):
         fast = max(fast, run(False))
         ref = max(ref, run(True))
-    out: dict[str, Any] = {"lines": len(msgs), "compiled_lines_s": fast, "pyparsing_lines_s": ref, "ratio": fast / ref}
+    out: dict[str, Any] = {
+        "lines": len(msgs),
+        "compiled_lines_s": fast,
+        "pyparsing_lines_s": ref,
+        "ratio": fast / ref,
+    }
     # the same per grammar (the first that matches each line), for the kinds with most lines
     by: dict[str, list[str]] = {}
     for m in msgs:
@@ -202,10 +221,15 @@ def _as_docker_json(path: str) -> str:
     with open(path, "rb") as src, open(out + ".tmp", "wb") as dst:
         for i, raw in enumerate(src):
             line = raw.decode("utf-8", "replace")
-            rec = {"log": line if line.endswith("\n") else line + "\n", "stream": "stdout",
-                   "time": f"2026-11-30T12:00:00.{i % 1_000_000_000:09d}Z"}
+            rec = {
+                "log": line if line.endswith("\n") else line + "\n",
+                "stream": "stdout",
+                "time": f"2026-11-30T12:00:00.{i % 1_000_000_000:09d}Z",
+            }
             enc = orjson.dumps(rec)
-            dst.write(enc.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026") + b"\n")
+            dst.write(
+                enc.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026") + b"\n"
+            )
     os.replace(out + ".tmp", out)
     return out
 
@@ -229,17 +253,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("log")
     ap.add_argument("--engine", default="vllm")
     ap.add_argument("--skip-analyze", action="store_true")
-    ap.add_argument("--json", action="store_true",
-                    help="also time the same log as JSON lines (each line in docker's json-file shape) and print "
-                         "the JSON-vs-text speed ratio of `logscope events` and `analyze`")
+    ap.add_argument(
+        "--json",
+        action="store_true",
+        help="also time the same log as JSON lines (each line in docker's json-file shape) and print "
+        "the JSON-vs-text speed ratio of `logscope events` and `analyze`",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="run each timed command this many times (best of)")
-    ap.add_argument("--scanner", default="auto", choices=["auto", "hyperscan", "polars", "python"],
-                    help="the scanner of the sparse-reader row (logscope itself uses the best one installed)")
-    ap.add_argument("--without", action="append", default=[], metavar="ANCHOR",
-                    help="leave this anchor out of the sparse-reader row (repeatable): on the request-heavy log, "
-                         "leaving out the request and access anchors measures a log where few lines matter")
-    ap.add_argument("--jobs", type=int, default=0,
-                    help="also time `logscope events --jobs N` and `analyze --jobs N` (and check their output)")
+    ap.add_argument(
+        "--scanner",
+        default="auto",
+        choices=["auto", "hyperscan", "polars", "python"],
+        help="the scanner of the sparse-reader row (logscope itself uses the best one installed)",
+    )
+    ap.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        metavar="ANCHOR",
+        help="leave this anchor out of the sparse-reader row (repeatable): on the request-heavy log, "
+        "leaving out the request and access anchors measures a log where few lines matter",
+    )
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        help="also time `logscope events --jobs N` and `analyze --jobs N` (and check their output)",
+    )
     a = ap.parse_args(argv)
     path = a.log
     size_mb = os.path.getsize(path) / 1e6
@@ -264,69 +304,98 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[tuple[str, float, float, float | None]] = []
     t_loop, c_loop, _r, _o = _best(a.repeat, [sys.executable, "-c", _LOOP, path])
     rows.append(("python line loop", t_loop, c_loop, None))
-    t_rd, c_rd, _r, out_rd = _best(a.repeat, [sys.executable, "-c", _READER, path, a.engine, a.scanner, *a.without],
-                                   stdout=None)
+    t_rd, c_rd, _r, out_rd = _best(
+        a.repeat, [sys.executable, "-c", _READER, path, a.engine, a.scanner, *a.without], stdout=None
+    )
     rows.append((f"sparse reader ({out_rd.decode().split()[1] if out_rd else '?'})", t_rd, c_rd, None))
-    t_grep, c_grep, _, out = _best(a.repeat, ["grep", "-c", "-F"] + [y for x in anchors for y in ("-e", x)] + [path],
-                                   stdout=None)
+    t_grep, c_grep, _, out = _best(
+        a.repeat, ["grep", "-c", "-F"] + [y for x in anchors for y in ("-e", x)] + [path], stdout=None
+    )
     rows.append((f"grep -c ({len(anchors)} anchors)", t_grep, c_grep, None))
     with tempfile.TemporaryFile() as sink:
         t_g5, c_g5, _, _o = _best(a.repeat, grep_five, stdout=sink.fileno())
         sink.seek(0)
         five_count = sink.read().decode().strip()
     rows.append(("grep -c -E (five anchors)", t_g5, c_g5, None))
-    t_ev, c_ev, rss_ev, out_ev = _best(a.repeat, [*exe, "events", path, "--engine", a.engine, "--format", "jsonl"],
-                                       stdout=None)
+    t_ev, c_ev, rss_ev, out_ev = _best(
+        a.repeat, [*exe, "events", path, "--engine", a.engine, "--format", "jsonl"], stdout=None
+    )
     n_events = out_ev.count(b"\n")
     rows.append(("logscope events", t_ev, c_ev, rss_ev))
     if a.jobs > 1:
-        t_j, rss_j, out_j = _child([*exe, "events", path, "--engine", a.engine, "--format", "jsonl",
-                                    "--jobs", str(a.jobs)], stdout=None)
+        t_j, rss_j, out_j = _child(
+            [*exe, "events", path, "--engine", a.engine, "--format", "jsonl", "--jobs", str(a.jobs)],
+            stdout=None,
+        )
         rows.append((f"logscope events --jobs {a.jobs}", t_j, LAST_CPU[0], rss_j))
         print(f"--jobs {a.jobs} output byte-identical to one process: {out_j == out_ev}")
     if not a.skip_analyze:
-        t_an, rss_an, rep = _child([*exe, "analyze", path, "--engine", a.engine, "--format", "json"], stdout=None)
+        t_an, rss_an, rep = _child(
+            [*exe, "analyze", path, "--engine", a.engine, "--format", "json"], stdout=None
+        )
         rows.append(("logscope analyze", t_an, LAST_CPU[0], rss_an))
         if a.jobs > 1:
-            t_aj, rss_aj, rep_j = _child([*exe, "analyze", path, "--engine", a.engine, "--format", "json",
-                                          "--jobs", str(a.jobs)], stdout=None)
+            t_aj, rss_aj, rep_j = _child(
+                [*exe, "analyze", path, "--engine", a.engine, "--format", "json", "--jobs", str(a.jobs)],
+                stdout=None,
+            )
             rows.append((f"logscope analyze --jobs {a.jobs}", t_aj, LAST_CPU[0], rss_aj))
             print(f"analyze --jobs {a.jobs} report byte-identical to one process: {rep_j == rep}")
     if a.json:
         json_path = _as_docker_json(path)
         cpu: dict[str, float] = {}
-        _t, _r, out_ev = _child([*exe, "events", path, "--engine", a.engine, "--format", "jsonl"], stdout=None)
+        _t, _r, out_ev = _child(
+            [*exe, "events", path, "--engine", a.engine, "--format", "jsonl"], stdout=None
+        )
         cpu["events"] = LAST_CPU[0]
-        t_jev, rss_jev, out_jev = _child([*exe, "events", json_path, "--engine", a.engine, "--format", "jsonl"],
-                                         stdout=None)
+        t_jev, rss_jev, out_jev = _child(
+            [*exe, "events", json_path, "--engine", a.engine, "--format", "jsonl"], stdout=None
+        )
         cpu["events_json"] = LAST_CPU[0]
         rows.append(("logscope events (JSON lines)", t_jev, LAST_CPU[0], rss_jev))
         same = _without_places(out_jev) == _without_places(out_ev)
-        print(f"JSON lines: {json_path} ({os.path.getsize(json_path) / 1e6:.1f} MB); events equal the text log's "
-              f"(but place and docker's stamp): {same}")
+        print(
+            f"JSON lines: {json_path} ({os.path.getsize(json_path) / 1e6:.1f} MB); events equal the text log's "
+            f"(but place and docker's stamp): {same}"
+        )
         ratio_ev = t_ev / t_jev
-        print(f"JSON-vs-text speed ratio, logscope events: wall {ratio_ev:.2f} (text {t_ev:.2f} s, JSON {t_jev:.2f} s); "
-              f"CPU {cpu['events'] / cpu['events_json']:.2f} (text {cpu['events']:.2f} s, JSON {cpu['events_json']:.2f} s)")
+        print(
+            f"JSON-vs-text speed ratio, logscope events: wall {ratio_ev:.2f} (text {t_ev:.2f} s, JSON {t_jev:.2f} s); "
+            f"CPU {cpu['events'] / cpu['events_json']:.2f} (text {cpu['events']:.2f} s, JSON {cpu['events_json']:.2f} s)"
+        )
         if not a.skip_analyze:
             _child([*exe, "analyze", path, "--engine", a.engine, "--format", "json"], stdout=None)
             cpu["analyze"] = LAST_CPU[0]
-            t_jan, rss_jan, _rep = _child([*exe, "analyze", json_path, "--engine", a.engine, "--format", "json"],
-                                          stdout=None)
+            t_jan, rss_jan, _rep = _child(
+                [*exe, "analyze", json_path, "--engine", a.engine, "--format", "json"], stdout=None
+            )
             cpu["analyze_json"] = LAST_CPU[0]
             rows.append(("logscope analyze (JSON lines)", t_jan, LAST_CPU[0], rss_jan))
-            print(f"JSON-vs-text speed ratio, logscope analyze: wall {t_an / t_jan:.2f} (text {t_an:.2f} s, JSON "
-                  f"{t_jan:.2f} s); CPU {cpu['analyze'] / cpu['analyze_json']:.2f} (text {cpu['analyze']:.2f} s, "
-                  f"JSON {cpu['analyze_json']:.2f} s)")
-    print(f"lines: {lines:,}  events: {n_events:,}  grep matches: {out.decode().strip()}, "
-          f"five anchors ({', '.join(five)}): {five_count}")
-    print(f"best of {a.repeat}; CPU = user + system of the process and its children (steadier on a busy machine)")
+            print(
+                f"JSON-vs-text speed ratio, logscope analyze: wall {t_an / t_jan:.2f} (text {t_an:.2f} s, JSON "
+                f"{t_jan:.2f} s); CPU {cpu['analyze'] / cpu['analyze_json']:.2f} (text {cpu['analyze']:.2f} s, "
+                f"JSON {cpu['analyze_json']:.2f} s)"
+            )
+    print(
+        f"lines: {lines:,}  events: {n_events:,}  grep matches: {out.decode().strip()}, "
+        f"five anchors ({', '.join(five)}): {five_count}"
+    )
+    print(
+        f"best of {a.repeat}; CPU = user + system of the process and its children (steadier on a busy machine)"
+    )
     print(f"{'what':32} {'wall s':>8} {'MB/s':>8} {'CPU s':>8} {'MB/s CPU':>9} {'lines/s':>12} {'RSS MB':>8}")
     for name, t, c, rss in rows:
-        print(f"{name:32} {t:8.2f} {size_mb / t:8.1f} {c:8.2f} {size_mb / max(c, 1e-9):9.1f} {lines / t:12,.0f} "
-              f"{'' if rss is None else f'{rss:8.0f}'}")
-    print(f"events vs grep -c -E (five anchors): {t_g5 / t_ev:.2f}x grep's speed (wall), {c_g5 / max(c_ev, 1e-9):.2f}x "
-          f"(CPU); vs grep -c ({len(anchors)} anchors): {t_grep / t_ev:.2f}x; events/s: {n_events / t_ev:,.0f}")
-    print(f"sparse reader vs grep -c -E (five anchors): {t_g5 / t_rd:.2f}x (wall), {c_g5 / max(c_rd, 1e-9):.2f}x (CPU)")
+        print(
+            f"{name:32} {t:8.2f} {size_mb / t:8.1f} {c:8.2f} {size_mb / max(c, 1e-9):9.1f} {lines / t:12,.0f} "
+            f"{'' if rss is None else f'{rss:8.0f}'}"
+        )
+    print(
+        f"events vs grep -c -E (five anchors): {t_g5 / t_ev:.2f}x grep's speed (wall), {c_g5 / max(c_ev, 1e-9):.2f}x "
+        f"(CPU); vs grep -c ({len(anchors)} anchors): {t_grep / t_ev:.2f}x; events/s: {n_events / t_ev:,.0f}"
+    )
+    print(
+        f"sparse reader vs grep -c -E (five anchors): {t_g5 / t_rd:.2f}x (wall), {c_g5 / max(c_rd, 1e-9):.2f}x (CPU)"
+    )
     g = _grammar_speed(path, a.engine)
     if g:
         print(

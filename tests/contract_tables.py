@@ -48,7 +48,9 @@ def event_kinds() -> dict[str, tuple[str, list[tuple[str, bool]]]]:
     out = {}
     for kind, cls in EVENT_TYPES.items():
         doc = " ".join((cls.__doc__ or "").split())
-        fields = [(n, _optional(f.annotation)) for n, f in cls.model_fields.items() if n not in Event.model_fields]
+        fields = [
+            (n, _optional(f.annotation)) for n, f in cls.model_fields.items() if n not in Event.model_fields
+        ]
         out[kind] = (doc, fields)
     return out
 
@@ -107,7 +109,9 @@ def compare_rows(every: bool = False) -> dict[str, list[str]]:
 
 
 def field_list(fields: list[tuple[str, bool]]) -> str:
-    return ", ".join(f"`{n}`" + ("?" if opt else "") for n, opt in fields) or "(none beyond the common fields)"
+    return (
+        ", ".join(f"`{n}`" + ("?" if opt else "") for n, opt in fields) or "(none beyond the common fields)"
+    )
 
 
 def first_sentence(doc: str) -> str:
@@ -138,8 +142,10 @@ def wanted_rows() -> dict[str, dict[str, str]]:
     """section title -> first cell -> the row the code asks for."""
     return {
         "Command line": {f"logscope {n}": command_row(n, o) for n, o in commands().items()},
-        "Events": {"(every kind)": f"| (every kind) | fields of every event | {field_list(common_fields())} |",
-                   **{k: event_row(k) for k in event_kinds()}},
+        "Events": {
+            "(every kind)": f"| (every kind) | fields of every event | {field_list(common_fields())} |",
+            **{k: event_row(k) for k in event_kinds()},
+        },
         "Report": {p: key_row(p, k) for p, k in report_rows().items()},
         "Comparison": {p: key_row(p, k) for p, k in compare_rows().items()},
         "Store": {"runs": key_row("runs", runs_columns())},
@@ -173,10 +179,19 @@ def add_missing(text: str) -> str:
             if row is not None:
                 seen.add(key)
                 have = {m.group(1) for m in names.finditer(cells[-1])}
-                extra = [m.group(0) for m in names.finditer(re.split(r"(?<!\\)\|", row.strip())[-2])
-                         if m.group(1) not in have]
+                extra = [
+                    m.group(0)
+                    for m in names.finditer(re.split(r"(?<!\\)\|", row.strip())[-2])
+                    if m.group(1) not in have
+                ]
                 if extra:
-                    cells[-1] = " " + ", ".join(x for x in [cells[-1].strip().removesuffix("(none)").strip(" ,"), *extra] if x) + " "
+                    cells[-1] = (
+                        " "
+                        + ", ".join(
+                            x for x in [cells[-1].strip().removesuffix("(none)").strip(" ,"), *extra] if x
+                        )
+                        + " "
+                    )
                     line = "|" + "|".join(cells) + "|"
             out.append(line)
             last_row = len(out) - 1

@@ -33,7 +33,9 @@ def test_fewer_collections_raises_then_restores(threshold: None) -> None:
 
 
 @pytest.mark.parametrize("set_before", [(0, 10, 10), (200_000, 5, 5)])
-def test_fewer_collections_leaves_a_higher_threshold_or_collection_off(threshold: None, set_before: tuple[int, int, int]) -> None:
+def test_fewer_collections_leaves_a_higher_threshold_or_collection_off(
+    threshold: None, set_before: tuple[int, int, int]
+) -> None:
     gc.set_threshold(*set_before)
     with fewer_collections(50_000):
         assert gc.get_threshold() == set_before

@@ -68,7 +68,6 @@ def test_events_jobs_output_is_byte_identical() -> None:
     assert serial.output == parallel.output and serial.output.count("\n") > 1000
 
 
-
 def test_reader_notes_are_in_every_report_format(tmp_path: Path) -> None:
     # a real vLLM 0.32 log, gzipped and cut: the reader reads what came before the cut and says so
     cut = tmp_path / "cut.log.gz"

@@ -28,7 +28,9 @@ def _tables() -> dict[str, dict[str, list[tuple[str, bool]]]]:
         elif line.startswith("| ") and not line.startswith("|---"):
             cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
             key = cells[0].strip("`")
-            out.setdefault(section, {})[key] = [(m.group(1), bool(m.group(2))) for m in _NAME.finditer(cells[-1])]
+            out.setdefault(section, {})[key] = [
+                (m.group(1), bool(m.group(2))) for m in _NAME.finditer(cells[-1])
+            ]
     return out
 
 
@@ -37,7 +39,9 @@ def _diff(where: str, have: list[tuple[str, bool]], want: list[tuple[str, bool]]
     have_names, want_names = {n for n, _ in have}, {n for n, _ in want}
     missing = [(n, o) for n, o in want if n not in have_names]
     if missing:
-        problems.append(f"{where}: add {ct.field_list(missing) if isinstance(missing[0][1], bool) else missing}")
+        problems.append(
+            f"{where}: add {ct.field_list(missing) if isinstance(missing[0][1], bool) else missing}"
+        )
     extra = [n for n, _ in have if n not in want_names]
     if extra:
         problems.append(f"{where}: names {', '.join(extra)}, which the code lacks (extend, never rename)")
@@ -45,8 +49,10 @@ def _diff(where: str, have: list[tuple[str, bool]], want: list[tuple[str, bool]]
 
 
 def _check(problems: list[str]) -> None:
-    assert not problems, ("docs/contract.md is out of step with the code (`python -m tests.contract_tables --add` "
-                          "adds what is missing):\n  " + "\n  ".join(problems))
+    assert not problems, (
+        "docs/contract.md is out of step with the code (`python -m tests.contract_tables --add` "
+        "adds what is missing):\n  " + "\n  ".join(problems)
+    )
 
 
 def test_commands_and_options() -> None:
@@ -55,20 +61,31 @@ def test_commands_and_options() -> None:
     for name, opts in ct.commands().items():
         key = f"logscope {name}"
         if key not in rows:
-            problems.append(f"add this row to the Command line table: {ct.command_row(name, opts)} "
-                            "(and say what it does in the middle cell)")
+            problems.append(
+                f"add this row to the Command line table: {ct.command_row(name, opts)} "
+                "(and say what it does in the middle cell)"
+            )
             continue
         problems += _diff(f"the row of `{key}`", rows[key], [(o, False) for o in opts])
     known = {f"logscope {n}" for n in ct.commands()}
-    problems += [f"the Command line table lists `{k}`, which is not a command" for k in rows if k not in known and k != "command"]
+    problems += [
+        f"the Command line table lists `{k}`, which is not a command"
+        for k in rows
+        if k not in known and k != "command"
+    ]
     _check(problems)
 
 
 def test_event_kinds_and_fields() -> None:
     rows = _tables()["Events"]
-    problems = _diff("the row `(every kind)` of the Events table", rows.get("(every kind)", []), ct.common_fields())
-    problems += _diff("the row `(frames)` of the Events table", rows.get("(frames)", []),
-                      [(c, False) for c in ct.FRAME_COLUMNS])
+    problems = _diff(
+        "the row `(every kind)` of the Events table", rows.get("(every kind)", []), ct.common_fields()
+    )
+    problems += _diff(
+        "the row `(frames)` of the Events table",
+        rows.get("(frames)", []),
+        [(c, False) for c in ct.FRAME_COLUMNS],
+    )
     kinds = ct.event_kinds()
     for kind, (_doc, fields) in kinds.items():
         if kind not in rows:
@@ -78,13 +95,20 @@ def test_event_kinds_and_fields() -> None:
         marks = {n: o for n, o in rows[kind]}
         wrong = [n for n, o in fields if n in marks and marks[n] != o]
         if wrong:
-            problems.append(f"the row of `{kind}`: mark optional fields with ? and only those: {', '.join(wrong)}")
-    problems += [f"the Events table lists kind `{k}`, which the models lack (extend, never rename)"
-                 for k in rows if k not in kinds and k not in ("kind", "(every kind)", "(frames)")]
+            problems.append(
+                f"the row of `{kind}`: mark optional fields with ? and only those: {', '.join(wrong)}"
+            )
+    problems += [
+        f"the Events table lists kind `{k}`, which the models lack (extend, never rename)"
+        for k in rows
+        if k not in kinds and k not in ("kind", "(every kind)", "(frames)")
+    ]
     _check(problems)
 
 
-def _key_tables(section: str, want: dict[str, list[str]], exists: dict[str, list[str]] | None = None) -> list[str]:
+def _key_tables(
+    section: str, want: dict[str, list[str]], exists: dict[str, list[str]] | None = None
+) -> list[str]:
     """``want``: the rows the contract must have; ``exists``: every path the code has (a row may name an
     object listed where it first appears elsewhere: the order of keys moved it)."""
     rows = _tables()[section]
@@ -93,10 +117,16 @@ def _key_tables(section: str, want: dict[str, list[str]], exists: dict[str, list
         if path not in rows:
             problems.append(f"add this row to the {section} table: {ct.key_row(path, keys)}")
             continue
-        problems += _diff(f"the row of `{path}` in the {section} table", [(n, False) for n, _ in rows[path]],
-                          [(k, False) for k in keys])
-    problems += [f"the {section} table lists `{p}`, which the schema lacks (extend, never rename)"
-                 for p in rows if p not in (exists or want) and p not in ("object", "table")]
+        problems += _diff(
+            f"the row of `{path}` in the {section} table",
+            [(n, False) for n, _ in rows[path]],
+            [(k, False) for k in keys],
+        )
+    problems += [
+        f"the {section} table lists `{p}`, which the schema lacks (extend, never rename)"
+        for p in rows
+        if p not in (exists or want) and p not in ("object", "table")
+    ]
     return problems
 
 
@@ -129,8 +159,11 @@ def test_the_contract_is_cited_where_it_is() -> None:
 
 
 def test_the_failure_message_says_what_to_add() -> None:
-    problems = _diff("the row of `throughput` in the Events table", [("gen_tok_s", False)],
-                     [("gen_tok_s", False), ("new_field_tok_s", True)])
+    problems = _diff(
+        "the row of `throughput` in the Events table",
+        [("gen_tok_s", False)],
+        [("gen_tok_s", False), ("new_field_tok_s", True)],
+    )
     assert problems == ["the row of `throughput` in the Events table: add `new_field_tok_s`?"]
     problems = _diff("x", [("gone", False)], [])
     assert problems == ["x: names gone, which the code lacks (extend, never rename)"]
@@ -141,8 +174,10 @@ def test_add_missing_restores_rows_and_names_and_removes_nothing() -> None:
     lines = text.splitlines()
     row = next(ln for ln in lines if ln.startswith("| `decode_batch` |"))
     cut = text.replace(row + "\n", "").replace("`gen_tok_s`, `running`, `waiting`", "`running`, `waiting`")
-    cut = cut.replace("| `logscope rules` | the digest rules; with CODE, one rule's documentation | (none) |",
-                      "| `logscope rules` | the digest rules; with CODE, one rule's documentation | `--gone` |")
+    cut = cut.replace(
+        "| `logscope rules` | the digest rules; with CODE, one rule's documentation | (none) |",
+        "| `logscope rules` | the digest rules; with CODE, one rule's documentation | `--gone` |",
+    )
     fixed = ct.add_missing(cut)
     assert "`decode_batch`" in fixed and "`gen_tok_s`" in fixed.split("| `throughput` |")[1].split("\n")[0]
     assert "`--gone`" in fixed  # a name the code lacks stays: the test reports it (a rename?)

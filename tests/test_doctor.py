@@ -30,7 +30,10 @@ def test_without_hyperscan_the_fallback_and_the_install_command(monkeypatch: pyt
     assert scanner(["INFO"]).name == "polars"  # polars' Aho-Corasick stands in (polars is a dependency)
     r = CliRunner().invoke(main, ["doctor"])
     assert r.exit_code == 0
-    assert "scanner   missing: polars Aho-Corasick fallback" in r.output and "Hyperscan not installed" in r.output
+    assert (
+        "scanner   missing: polars Aho-Corasick fallback" in r.output
+        and "Hyperscan not installed" in r.output
+    )
     assert "install: pip install hyperscan" in r.output
     r = CliRunner().invoke(main, ["--version"])
     assert "scanner: polars fallback; faster: pip install hyperscan)" in r.output

@@ -17,8 +17,11 @@ WARN_LOG = DIGEST / "TK01" / "fail-vllm.log"  # TK01: a warning finding
 ERROR_LOG = DIGEST / "EN02" / "fail-sglang.log"  # EN02: an error finding
 CLEAN_LOG = DIGEST / "TK01" / "pass-vllm.log"
 MET = FIXTURES / "metrics"
-MLOG, CLIENT, SCRAPES = MET / "vllm-kvtight-metrics.log", MET / "vllm-kvtight-metrics.client.txt", \
-    MET / "vllm-kvtight-metrics.scrapes.txt.gz"
+MLOG, CLIENT, SCRAPES = (
+    MET / "vllm-kvtight-metrics.log",
+    MET / "vllm-kvtight-metrics.client.txt",
+    MET / "vllm-kvtight-metrics.scrapes.txt.gz",
+)
 SG = FIXTURES / "sglang" / "corpus"
 SHORT, LONG = SG / "gen-d1_ctx512.log", SG / "gen-a1_plain_c10.log"  # stable decode 633 vs 444 tok/s
 VL = FIXTURES / "vllm" / "corpus"
@@ -44,7 +47,9 @@ def test_analyze_warn() -> None:
 
 def test_analyze_fail() -> None:
     assert _run("analyze", ERROR_LOG, "--fail-on", "error").exit_code == exits.FAIL == 2  # type: ignore[attr-defined]
-    r = _run("analyze", MLOG, "--bench", CLIENT, "--metrics", SCRAPES, "--slo", "tpot_p95<=50ms,ttft_p95<=1ms")
+    r = _run(
+        "analyze", MLOG, "--bench", CLIENT, "--metrics", SCRAPES, "--slo", "tpot_p95<=50ms,ttft_p95<=1ms"
+    )
     assert r.exit_code == 2 and "SLO FAIL" in r.stderr  # type: ignore[attr-defined]
     # the worst gate wins: a warning finding (1) and a failed gate (2) give 2
     r = _run("analyze", MLOG, "--bench", CLIENT, "--slo", "ttft_mean<=1ms", "--fail-on", "warning")
@@ -86,9 +91,13 @@ def test_analyze_shadow() -> None:
 
 def test_compare_pass_warn_fail() -> None:
     case = FIXTURES / "case"  # SGLang 200K vs 64K: OTHER decodes 25 % faster; its prefill rate's interval
-    r = _run("compare", case / "sglang-200k.log", case / "sglang-64k.log", "--threshold", "10%")  # reaches -7 %
+    r = _run(
+        "compare", case / "sglang-200k.log", case / "sglang-64k.log", "--threshold", "10%"
+    )  # reaches -7 %
     assert r.exit_code == 0 and "verdict PASS: every metric (3) passes" in r.stderr, r.stderr  # type: ignore[attr-defined]
-    r = _run("compare", case / "sglang-200k.log", case / "sglang-64k.log")  # at 5 %: the prefill rate is undecided
+    r = _run(
+        "compare", case / "sglang-200k.log", case / "sglang-64k.log"
+    )  # at 5 %: the prefill rate is undecided
     assert r.exit_code == 1 and "prefill_tok_s inconclusive" in r.stderr  # type: ignore[attr-defined]
     r = _run("compare", VL / "gen-a1_plain_c10.log", VL / "gen-b1_ngram_spec_greedy_repetitive.log")
     assert r.exit_code == 1 and "verdict INCONCLUSIVE" in r.stderr  # type: ignore[attr-defined]  # not_ab

@@ -40,8 +40,11 @@ def _lines(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
-@pytest.mark.parametrize("src", [VLLM, SGLANG, MULTILINE, FIXTURES / "sglang/corpus/gen-c1_kv_tight_queue.log"],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "src",
+    [VLLM, SGLANG, MULTILINE, FIXTURES / "sglang/corpus/gen-c1_kv_tight_queue.log"],
+    ids=lambda p: p.name,
+)
 def test_any_cut_of_the_writes_gives_the_events_of_load(tmp_path: Path, src: Path) -> None:
     data = src.read_bytes()
     log = tmp_path / "server.log"
@@ -51,7 +54,7 @@ def test_any_cut_of_the_writes_gives_the_events_of_load(tmp_path: Path, src: Pat
         pos = 0
         while pos < len(data):  # cuts anywhere: mid-line, between \r and \n, inside a traceback
             n = rng.choice([1, 2, 7, 100, 1000, 5000])
-            _append(log, data[pos:pos + n])
+            _append(log, data[pos : pos + n])
             pos += n
             if rng.random() < 0.3:
                 f.poll()
@@ -102,7 +105,9 @@ def test_snapshots_from_a_writer_thread_with_a_rotation(tmp_path: Path) -> None:
     before = f"{log} (before rotation 1)"
     assert [e.file for e in got] == [before] * len(part_a.events) + [str(log)] * len(part_b.events)
     strip = {"file", "t_s"}  # t_s: one clock for the whole run here, one per file there
-    assert [e.model_dump(exclude=strip) for e in got] == [e.model_dump(exclude=strip) for e in part_a.events + part_b.events]
+    assert [e.model_dump(exclude=strip) for e in got] == [
+        e.model_dump(exclude=strip) for e in part_a.events + part_b.events
+    ]
     ts = [e.t_s for e in got if e.t_s is not None]
     assert ts == sorted(ts), "one clock across the rotation"
     # every finding announced once, all of the final ones announced
@@ -126,7 +131,9 @@ def test_truncation_reads_the_new_content(tmp_path: Path) -> None:
     final = f.close()
     tail = logscope.load(str(log))
     new = [e for e in f.events if e.file == str(log)]
-    assert [e.model_dump(exclude={"t_s"}) for e in new] == [e.model_dump(exclude={"t_s"}) for e in tail.events]
+    assert [e.model_dump(exclude={"t_s"}) for e in new] == [
+        e.model_dump(exclude={"t_s"}) for e in tail.events
+    ]
     assert new[0].line == tail.events[0].line  # numbered from the new start
     assert final.counts["decode_batch"] == logscope.load(str(SGLANG)).counts()["decode_batch"]
 
@@ -139,10 +146,10 @@ def test_new_findings_appear_once_when_their_line_is_written(tmp_path: Path) -> 
     with Follower(log, engine="vllm") as f:  # told: no waiting for enough lines to detect it
         before = f.poll()
         assert "TK01" not in {x.code for x in before.findings}
-        _append(log, b"".join(lines[slow:slow + 3]))  # the next lines close the warning's record
+        _append(log, b"".join(lines[slow : slow + 3]))  # the next lines close the warning's record
         snap = f.poll()
         assert [x.code for x in snap.new_findings].count("TK01") == 1
-        _append(log, b"".join(lines[slow + 3:]))
+        _append(log, b"".join(lines[slow + 3 :]))
         later = f.poll()
         assert "TK01" not in {x.code for x in later.new_findings}
         assert "TK01" in {x.code for x in later.findings}
@@ -202,12 +209,28 @@ def test_cli_follow_prints_findings_then_the_final_report_on_ctrl_c(tmp_path: Pa
     log.write_bytes(b"".join(lines[:15]))
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "logscope", "analyze", "--follow", str(log), "--interval", "0.1", "--format", "json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "logscope",
+            "analyze",
+            "--follow",
+            str(log),
+            "--interval",
+            "0.1",
+            "--format",
+            "json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
     )
     assert proc.stderr is not None and proc.stdout is not None
     err_lines: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-    threading.Thread(target=lambda: [err_lines.put(x) for x in iter(proc.stderr.readline, b"")], daemon=True).start()
+    threading.Thread(
+        target=lambda: [err_lines.put(x) for x in iter(proc.stderr.readline, b"")], daemon=True
+    ).start()
     out_chunks: list[bytes] = []
     reader = threading.Thread(target=lambda: out_chunks.append(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
     reader.start()

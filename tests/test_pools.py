@@ -24,7 +24,8 @@ def test_an_unguarded_script_with_threads_gets_working_spawned_workers(tmp_path:
         "print(start_method(), len(workers) >= 1, os.getpid() not in workers)\n"
         f"one = [e.kind for e in logscope.iter_events({logs!r})]\n"
         f"two = [e.kind for e in logscope.iter_events({logs!r}, jobs=2)]\n"
-        "print(one == two, len(one))\n")
+        "print(one == two, len(one))\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr

@@ -34,7 +34,9 @@ def test_every_kind_frame_has_a_datetime_ts(path: Path) -> None:
         # ts - start is t_s: the same clock, on the wall
         start = run.timebase().start
         assert start is not None
-        assert ((df["ts"] - start).dt.total_microseconds() == (df["t_s"] * 1e6).round().cast(pl.Int64)).all(), kind
+        assert (
+            (df["ts"] - start).dt.total_microseconds() == (df["t_s"] * 1e6).round().cast(pl.Int64)
+        ).all(), kind
 
 
 def test_sglang_dates_come_from_the_log() -> None:
@@ -53,7 +55,10 @@ def test_vllm_year_from_mtime_and_said_so(tmp_path: Path) -> None:
     os.utime(log, (datetime(2027, 3, 1).timestamp(),) * 2)
     run = logscope.load(str(log))
     tb = run.timebase()
-    assert (tb.source, tb.start) == ("mtime", datetime(2026, 11, 30, 12, 9, 25)) and "modification time" in tb.note
+    assert (tb.source, tb.start) == (
+        "mtime",
+        datetime(2026, 11, 30, 12, 9, 25),
+    ) and "modification time" in tb.note
     os.utime(log, (datetime(2026, 12, 2).timestamp(),) * 2)
     assert timebase(logscope.load(str(log)).events).start == datetime(2026, 11, 30, 12, 9, 25)
     df = run.frame("throughput")
@@ -94,19 +99,30 @@ def test_store_has_ts_typed_times_and_unique_names(tmp_path: Path) -> None:
     assert runs.schema["start_time"] == pl.Datetime("us") and runs.schema["end_time"] == pl.Datetime("us")
     assert runs["name"].n_unique() == runs.height == 2
     by_path = {Path(r["path"]).parent.name: r for r in runs.to_dicts()}
-    assert by_path["a"]["name"] == f"vllm 0.32.0 {logs / 'a/run.log'}" and by_path["a"]["ts_source"] == "mtime"
+    assert (
+        by_path["a"]["name"] == f"vllm 0.32.0 {logs / 'a/run.log'}" and by_path["a"]["ts_source"] == "mtime"
+    )
     assert by_path["b"]["name"].startswith("sglang ") and by_path["b"]["ts_source"] == "log"
     assert by_path["b"]["start_time"] == datetime(2026, 10, 18, 18, 1, 45)  # SGLang's first printed stamp
     ev = store["decode_batch"].collect()
-    assert ev.schema["ts"] == pl.Datetime("us") and ev["ts"].null_count() == 0 and set(ev["ts_source"]) == {"log"}
+    assert (
+        ev.schema["ts"] == pl.Datetime("us")
+        and ev["ts"].null_count() == 0
+        and set(ev["ts_source"]) == {"log"}
+    )
 
 
 def test_runs_sharing_a_name_are_told_apart() -> None:
     from logscope.store.layout import runs_frame
 
-    rows = [{"run": "run-aaaaaaaaaaaa", "name": "vllm 0.32.0 /x/run.log"},
-            {"run": "run-bbbbbbbbbbbb", "name": "vllm 0.32.0 /x/run.log"},
-            {"run": "other-cccccccccccc", "name": "sglang unknown-version /y/run.log"}]
+    rows = [
+        {"run": "run-aaaaaaaaaaaa", "name": "vllm 0.32.0 /x/run.log"},
+        {"run": "run-bbbbbbbbbbbb", "name": "vllm 0.32.0 /x/run.log"},
+        {"run": "other-cccccccccccc", "name": "sglang unknown-version /y/run.log"},
+    ]
     names = runs_frame(rows)["name"].to_list()
-    assert names == ["sglang unknown-version /y/run.log", "vllm 0.32.0 /x/run.log #aaaaaaaaaaaa",
-                     "vllm 0.32.0 /x/run.log #bbbbbbbbbbbb"]
+    assert names == [
+        "sglang unknown-version /y/run.log",
+        "vllm 0.32.0 /x/run.log #aaaaaaaaaaaa",
+        "vllm 0.32.0 /x/run.log #bbbbbbbbbbbb",
+    ]

@@ -1,11 +1,11 @@
 """logscope: forensics for the logs of LLM inference engines (vLLM, SGLang).
 
-    import logscope
-    run = logscope.load("vllm.log")
-    run.frame("throughput")
-    report = run.analyze()
-    cmp = logscope.compare(run_a, run_b)
-    store = logscope.open_store("store/")   # many runs (``logscope ingest``), as polars LazyFrames
+import logscope
+run = logscope.load("vllm.log")
+run.frame("throughput")
+report = run.analyze()
+cmp = logscope.compare(run_a, run_b)
+store = logscope.open_store("store/")   # many runs (``logscope ingest``), as polars LazyFrames
 """
 
 from __future__ import annotations
@@ -40,5 +40,15 @@ def open_store(path: str | os.PathLike[str]) -> Store:
     return _open_store(path)
 
 
-__all__ = ["AnyEvent", "Event", "LogscopeError", "Run", "UnreadableInput", "__version__", "compare", "iter_events",
-           "load", "open_store"]
+__all__ = [
+    "AnyEvent",
+    "Event",
+    "LogscopeError",
+    "Run",
+    "UnreadableInput",
+    "__version__",
+    "compare",
+    "iter_events",
+    "load",
+    "open_store",
+]

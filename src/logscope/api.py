@@ -124,8 +124,14 @@ class Run:
         choice = split.default() if index is None else split.choice(index)
         if choice.of == 1:
             return root
-        return Run(files=root.files, engine=root.engine, events=split.events_of(root.events, choice.index),
-                   stats=root.stats, whole=root, chosen=choice)
+        return Run(
+            files=root.files,
+            engine=root.engine,
+            events=split.events_of(root.events, choice.index),
+            stats=root.stats,
+            whole=root,
+            chosen=choice,
+        )
 
     def analyze(self, metrics: Sequence[str] = (), slo: str | None = None) -> Any:
         """The full report: every analysis, and the digest's findings (worst first). On an input of
@@ -237,7 +243,9 @@ def iter_file_events(
         if engine == "auto":
             head, lines = _with_lookahead(lines, HEAD_LINES)
             engine = detect(head)
-        parser = Parser(dialect(engine), keep_unparsed=keep_unparsed, reference=reference, keep_literals=keep_literals)
+        parser = Parser(
+            dialect(engine), keep_unparsed=keep_unparsed, reference=reference, keep_literals=keep_literals
+        )
         return engine, parser.events(lines)
     if once:
         # stdin or a pipe cannot be read twice: one pass, whose first HEAD_LINES lines (read whole) detect
@@ -245,7 +253,9 @@ def iter_file_events(
         plan = Sparse(None, _wants_nothing, head=HEAD_LINES)
         head, lines = _with_lookahead(read_lines(path, stats, plan), HEAD_LINES)
         engine = detect(head) if engine == "auto" else engine
-        parser = Parser(dialect(engine), keep_unparsed=False, reference=reference, keep_literals=keep_literals)
+        parser = Parser(
+            dialect(engine), keep_unparsed=False, reference=reference, keep_literals=keep_literals
+        )
         parser.sparse = True
         parser.clock.first = first_seconds(parser.dialect, head)
         plan.scanner = cached_scanner(_scan_literals(parser.dialect, keep_literals))
@@ -259,8 +269,12 @@ def iter_file_events(
     d = parser.dialect
     # the run's clock starts at the file's first timestamp, even when that line is skipped
     parser.clock.first = first_seconds(d, head)
-    skipping = Sparse(cached_scanner(_scan_literals(d, keep_literals)), parser.wants_next,
-                      head=_sparse_head(d, head), timed=d.starts_timed)
+    skipping = Sparse(
+        cached_scanner(_scan_literals(d, keep_literals)),
+        parser.wants_next,
+        head=_sparse_head(d, head),
+        timed=d.starts_timed,
+    )
     return engine, parser.events(read_lines(path, stats, skipping))
 
 
@@ -338,7 +352,11 @@ def _splittable(path: str, jobs: int) -> bool:
 
 
 def _split_file_events(
-    path: str, engine: str | None, jobs: int, keep_unparsed: bool, stats: ReadStats,
+    path: str,
+    engine: str | None,
+    jobs: int,
+    keep_unparsed: bool,
+    stats: ReadStats,
     keep_literals: tuple[str, ...] = (),
 ) -> tuple[str | None, Iterator[Event]]:
     """(engine, events) of one big file, its ranges parsed by ``jobs`` processes: ``iter_file_events``'
@@ -346,19 +364,33 @@ def _split_file_events(
     from logscope.parsers.chunks import iter_split_events
 
     split = _split_args(path, engine, keep_unparsed, keep_literals)
-    return split["engine"], iter_split_events(path, **split, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed)
+    return split["engine"], iter_split_events(
+        path, **split, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed
+    )
 
 
-def _split_args(path: str, engine: str | None, keep_unparsed: bool, keep_literals: tuple[str, ...] = ()) -> dict[str, Any]:
+def _split_args(
+    path: str, engine: str | None, keep_unparsed: bool, keep_literals: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """What the ranges of one file need to know of its first lines (engine, first stamp, sparse head)."""
     engine, head = _head(path, engine)
     d = dialect(engine)
-    return {"engine": engine, "first": first_seconds(d, head), "keep_literals": keep_literals,
-            "scan": () if keep_unparsed else _scan_literals(d, keep_literals), "sparse_head": _sparse_head(d, head)}
+    return {
+        "engine": engine,
+        "first": first_seconds(d, head),
+        "keep_literals": keep_literals,
+        "scan": () if keep_unparsed else _scan_literals(d, keep_literals),
+        "sparse_head": _sparse_head(d, head),
+    }
 
 
 def iter_event_lines(
-    paths: Sequence[PathLike], engine: str | None, *, keep_unparsed: bool, stats: ReadStats, jobs: int,
+    paths: Sequence[PathLike],
+    engine: str | None,
+    *,
+    keep_unparsed: bool,
+    stats: ReadStats,
+    jobs: int,
     lines: LineRenderer,
 ) -> Iterator[tuple[str, bytes]] | None:
     """(kind, text line) of each event of one big file, its ranges parsed and written by ``jobs``
@@ -371,7 +403,9 @@ def iter_event_lines(
     if len(files) != 1 or not _splittable(files[0], jobs):
         return None
     split = _split_args(files[0], engine, keep_unparsed)
-    return iter_split_lines(files[0], **split, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, lines=lines)
+    return iter_split_lines(
+        files[0], **split, jobs=jobs, stats=stats, keep_unparsed=keep_unparsed, lines=lines
+    )
 
 
 def _file_job(args: tuple[str, str | None, bool]) -> tuple[list[Event], ReadStats]:
@@ -449,8 +483,12 @@ def load(
 
 
 def _load(
-    paths: PathLike | Sequence[PathLike], engine: str | None, keep_unparsed: bool, stats: ReadStats | None,
-    keep_literals: tuple[str, ...], jobs: int,
+    paths: PathLike | Sequence[PathLike],
+    engine: str | None,
+    keep_unparsed: bool,
+    stats: ReadStats | None,
+    keep_literals: tuple[str, ...],
+    jobs: int,
 ) -> Run:
     files = expand_paths([paths] if isinstance(paths, str | os.PathLike) else paths)
     stats = stats if stats is not None else ReadStats()
@@ -460,8 +498,9 @@ def _load(
         if _splittable(f, jobs):
             eng, evs = _split_file_events(f, engine, jobs, keep_unparsed, stats, keep_literals)
         else:
-            eng, evs = iter_file_events(f, engine, stats=stats, keep_unparsed=keep_unparsed,
-                                        keep_literals=keep_literals)
+            eng, evs = iter_file_events(
+                f, engine, stats=stats, keep_unparsed=keep_unparsed, keep_literals=keep_literals
+            )
         got = list(evs)
         engines.append(eng)
         per_file.append(got)
@@ -476,7 +515,10 @@ def _load(
 
 
 def load_for_report(
-    paths: PathLike | Sequence[PathLike], engine: str | None = "auto", *, stats: ReadStats | None = None,
+    paths: PathLike | Sequence[PathLike],
+    engine: str | None = "auto",
+    *,
+    stats: ReadStats | None = None,
     jobs: int = 1,
 ) -> Run:
     """``load`` keeping just what a report reads: events, lines near a known kind, and the text lines

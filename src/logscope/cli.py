@@ -96,25 +96,43 @@ class _Runs(click.Command):
 
 def _gate_modes(fn: F) -> F:
     """``--strict``, ``--best-effort`` and ``--shadow`` (the exit-code contract: ``logscope.exits``)."""
-    fn = click.option("--shadow", is_flag=True,
-                      help="report-only gates: print every verdict and exit 0 whatever they say (3 stays 3)")(fn)
-    fn = click.option("--best-effort", "best_effort", is_flag=True,
-                      help="report on what could be read: inputs that are missing or cannot be opened are left out "
-                           "with a note (exit 3 only when nothing is left)")(fn)
-    fn = click.option("--strict", is_flag=True,
-                      help="exit 3 when a required input is missing: a --bench or --metrics file that gives nothing, "
-                           "a gate or a compared metric without a value")(fn)
+    fn = click.option(
+        "--shadow",
+        is_flag=True,
+        help="report-only gates: print every verdict and exit 0 whatever they say (3 stays 3)",
+    )(fn)
+    fn = click.option(
+        "--best-effort",
+        "best_effort",
+        is_flag=True,
+        help="report on what could be read: inputs that are missing or cannot be opened are left out "
+        "with a note (exit 3 only when nothing is left)",
+    )(fn)
+    fn = click.option(
+        "--strict",
+        is_flag=True,
+        help="exit 3 when a required input is missing: a --bench or --metrics file that gives nothing, "
+        "a gate or a compared metric without a value",
+    )(fn)
     return fn
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
-              help="Show the version and the scanner in use, and exit (more: logscope doctor).")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the scanner in use, and exit (more: logscope doctor).",
+)
 def main() -> None:
     """Forensics for vLLM and SGLang server logs."""
 
 
-def _stream(paths: tuple[str, ...], engine: str, keep_unparsed: bool, jobs: int = 1) -> tuple[Iterator[Event], Any]:
+def _stream(
+    paths: tuple[str, ...], engine: str, keep_unparsed: bool, jobs: int = 1
+) -> tuple[Iterator[Event], Any]:
     from logscope.api import iter_events
     from logscope.parsers.framing import ReadStats
 
@@ -125,22 +143,41 @@ def _stream(paths: tuple[str, ...], engine: str, keep_unparsed: bool, jobs: int 
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
 @click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="only these kinds (repeatable)")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True)
+@click.option(
+    "--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="only these kinds (repeatable)"
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
 @click.option("--include-unparsed", is_flag=True, help="also emit the lines no grammar understood")
 @click.option("--with-raw", is_flag=True, help="include each event's raw text")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="parse several files at once in this many processes (same output as one process)")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="parse several files at once in this many processes (same output as one process)",
+)
 @friendly
 def events(
-    logs: tuple[str, ...], engine: str, kinds: tuple[str, ...], fmt: str, output: str | None,
-    include_unparsed: bool, with_raw: bool, jobs: int,
+    logs: tuple[str, ...],
+    engine: str,
+    kinds: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    include_unparsed: bool,
+    with_raw: bool,
+    jobs: int,
 ) -> None:
     """The typed events of LOGS (files, .gz, directories, - for stdin)."""
     want = set(kinds)
     keep_unparsed = include_unparsed or "unparsed" in want
-    if fmt == "jsonl" and jobs > 1 and _events_lines(logs, engine, want, keep_unparsed, output, with_raw, jobs):
+    if (
+        fmt == "jsonl"
+        and jobs > 1
+        and _events_lines(logs, engine, want, keep_unparsed, output, with_raw, jobs)
+    ):
         return
     stream, stats = _stream(logs, engine, keep_unparsed, jobs)
     known = [0]  # events of a known kind seen (whatever was selected): is the input text at all?
@@ -181,7 +218,12 @@ def _events_done(logs: tuple[str, ...], stats: Any, known: int) -> None:
 
 
 def _events_lines(
-    logs: tuple[str, ...], engine: str, want: set[str], keep_unparsed: bool, output: str | None, with_raw: bool,
+    logs: tuple[str, ...],
+    engine: str,
+    want: set[str],
+    keep_unparsed: bool,
+    output: str | None,
+    with_raw: bool,
     jobs: int,
 ) -> bool:
     """``events --format jsonl --jobs N`` on one big file: the workers write the JSON lines (the same
@@ -191,8 +233,9 @@ def _events_lines(
     from logscope.render.jsonl import NumberedLines, write_lines
 
     stats = ReadStats()
-    pairs = iter_event_lines(list(logs), engine, keep_unparsed=keep_unparsed, stats=stats, jobs=jobs,
-                             lines=NumberedLines(with_raw))
+    pairs = iter_event_lines(
+        list(logs), engine, keep_unparsed=keep_unparsed, stats=stats, jobs=jobs, lines=NumberedLines(with_raw)
+    )
     if pairs is None:
         return False
     known = 0
@@ -227,44 +270,106 @@ def coverage(logs: tuple[str, ...], engine: str, top: int) -> None:
 @main.command()
 @click.argument("logs", nargs=-1, required=True)
 @click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
-@click.option("--format", "fmt", type=ANALYZE_FORMAT_CHOICE, default="text", show_default=True,
-              help="text: terminal tables; markdown: for a ticket (fits a GitHub comment); json: the keys of docs/contract.md; "
-                   "html: one self-contained page with the figures; br: llm-d's benchmark report (BR v0.2) as JSON")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the report here instead of stdout")
-@click.option("--plots", "plots_dir", type=click.Path(file_okay=False),
-              help="also write the figures into this directory, as PNG and SVG")
-@click.option("--fail-on", type=FAIL_ON_CHOICE, default="never", show_default=True,
-              help="a gate on the findings (for CI): exit 2 when an error finding is at or above this severity, 1 when "
-                   "only warnings are")
-@click.option("--bench", "bench_files", multiple=True, type=click.Path(dir_okay=False),
-              help="a benchmark client's output of this run (vllm bench serve / sglang bench_serving text or "
-                   "JSON, AIPerf profile_export*.json/.csv/.jsonl, GuideLLM benchmarks.json/.yaml, genai-bench run "
-                   "JSON, inference-perf lifecycle JSON, an llm-d benchmark report): its figures are checked "
-                   "against the engine log (repeatable)")
-@click.option("--metrics", "metrics_files", multiple=True, type=click.Path(exists=True),
-              help="the server's saved Prometheus /metrics scrapes of this run: one scrape, a file of scrapes each after "
-                   "a `# scrape_time <unix s>` line, or a folder of scrape files (repeatable)")
-@click.option("--slo", "slo", metavar="GATES",
-              help="latency and error gates, e.g. 'ttft_p95<=2s,tpot_p95<=50ms,error_rate<=1%%' (ttft, tpot, itl, e2e, "
-                   "queue with _mean/_p50/_p90/_p95/_p99; error_rate): each is checked against the client (--bench), "
-                   "else the metrics (--metrics); exit 2 when one fails, 1 when one is unknown (3 with --strict)")
-@click.option("--follow", is_flag=True,
-              help="watch LOG grow (rotation and truncation handled): a live view and new findings on stderr; "
-                   "Ctrl-C prints the final report")
-@click.option("--interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
-              help="with --follow: seconds between refreshes")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="parse each big LOG in ranges over this many processes (the same report as one process)")
-@click.option("--lifetime", type=click.IntRange(min=1), default=None, metavar="N",
-              help="when the input holds several server lifetimes (restarts, appended logs, a folder of runs): "
-                   "report on lifetime N (numbered from 1, listed in the report); default: the last one that "
-                   "served traffic. Findings of every lifetime are kept")
+@click.option(
+    "--format",
+    "fmt",
+    type=ANALYZE_FORMAT_CHOICE,
+    default="text",
+    show_default=True,
+    help="text: terminal tables; markdown: for a ticket (fits a GitHub comment); json: the keys of docs/contract.md; "
+    "html: one self-contained page with the figures; br: llm-d's benchmark report (BR v0.2) as JSON",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="write the report here instead of stdout"
+)
+@click.option(
+    "--plots",
+    "plots_dir",
+    type=click.Path(file_okay=False),
+    help="also write the figures into this directory, as PNG and SVG",
+)
+@click.option(
+    "--fail-on",
+    type=FAIL_ON_CHOICE,
+    default="never",
+    show_default=True,
+    help="a gate on the findings (for CI): exit 2 when an error finding is at or above this severity, 1 when "
+    "only warnings are",
+)
+@click.option(
+    "--bench",
+    "bench_files",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="a benchmark client's output of this run (vllm bench serve / sglang bench_serving text or "
+    "JSON, AIPerf profile_export*.json/.csv/.jsonl, GuideLLM benchmarks.json/.yaml, genai-bench run "
+    "JSON, inference-perf lifecycle JSON, an llm-d benchmark report): its figures are checked "
+    "against the engine log (repeatable)",
+)
+@click.option(
+    "--metrics",
+    "metrics_files",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="the server's saved Prometheus /metrics scrapes of this run: one scrape, a file of scrapes each after "
+    "a `# scrape_time <unix s>` line, or a folder of scrape files (repeatable)",
+)
+@click.option(
+    "--slo",
+    "slo",
+    metavar="GATES",
+    help="latency and error gates, e.g. 'ttft_p95<=2s,tpot_p95<=50ms,error_rate<=1%%' (ttft, tpot, itl, e2e, "
+    "queue with _mean/_p50/_p90/_p95/_p99; error_rate): each is checked against the client (--bench), "
+    "else the metrics (--metrics); exit 2 when one fails, 1 when one is unknown (3 with --strict)",
+)
+@click.option(
+    "--follow",
+    is_flag=True,
+    help="watch LOG grow (rotation and truncation handled): a live view and new findings on stderr; "
+    "Ctrl-C prints the final report",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.1),
+    default=2.0,
+    show_default=True,
+    help="with --follow: seconds between refreshes",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="parse each big LOG in ranges over this many processes (the same report as one process)",
+)
+@click.option(
+    "--lifetime",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="when the input holds several server lifetimes (restarts, appended logs, a folder of runs): "
+    "report on lifetime N (numbered from 1, listed in the report); default: the last one that "
+    "served traffic. Findings of every lifetime are kept",
+)
 @_gate_modes
 @friendly
 def analyze(
-    logs: tuple[str, ...], engine: str, fmt: str, output: str | None, plots_dir: str | None, fail_on: str,
-    bench_files: tuple[str, ...], follow: bool, interval: float, jobs: int, lifetime: int | None,
-    metrics_files: tuple[str, ...], slo: str | None, strict: bool, best_effort: bool, shadow: bool,
+    logs: tuple[str, ...],
+    engine: str,
+    fmt: str,
+    output: str | None,
+    plots_dir: str | None,
+    fail_on: str,
+    bench_files: tuple[str, ...],
+    follow: bool,
+    interval: float,
+    jobs: int,
+    lifetime: int | None,
+    metrics_files: tuple[str, ...],
+    slo: str | None,
+    strict: bool,
+    best_effort: bool,
+    shadow: bool,
 ) -> None:
     """Report of one run (several LOGS are one run: ranks, nodes, rotated parts). Exit codes: 0 every gate
     (--fail-on, --slo) passes, 1 one warns, 2 one fails, 3 no result (unreadable or missing input, a usage
@@ -290,7 +395,9 @@ def analyze(
         if len(logs) != 1:
             raise click.UsageError("--follow watches one LOG")
         if bench_files:
-            raise click.UsageError("--follow takes no --bench: analyze the finished run with its client's output")
+            raise click.UsageError(
+                "--follow takes no --bench: analyze the finished run with its client's output"
+            )
         if jobs > 1:
             raise click.UsageError("--follow reads as the log grows, in one process: it takes no --jobs")
         if metrics_files:
@@ -351,11 +458,16 @@ def _slo_code(slo: Any, strict: bool) -> int:
     """Each gate on stderr with its value and source; 2 when one fails, 1 when one is unknown (3 with
     ``--strict``: its input is missing)."""
     for ck in slo.checks:
-        click.echo(f"logscope: SLO {ck.status.upper()}: {ck.detail}" + (f" [source: {ck.source}]" if ck.source else ""),
-                   err=True)
+        click.echo(
+            f"logscope: SLO {ck.status.upper()}: {ck.detail}"
+            + (f" [source: {ck.source}]" if ck.source else ""),
+            err=True,
+        )
     if not slo.passed:
-        click.echo(f"logscope: SLO: {slo.failed} gate(s) failed, {slo.unknown} unknown (unknown is not a pass).",
-                   err=True)
+        click.echo(
+            f"logscope: SLO: {slo.failed} gate(s) failed, {slo.unknown} unknown (unknown is not a pass).",
+            err=True,
+        )
     if slo.failed:
         return exits.FAIL
     if slo.unknown:
@@ -402,39 +514,90 @@ def _load_run(paths: list[str], engine: str, jobs: int = 1) -> Any:
 @main.command("compare", cls=_Runs)
 @click.argument("base", required=False)
 @click.argument("other", required=False)
-@click.option("--base", "base_runs", multiple=True, metavar="RUN...",
-              help="BASE's runs (repeats of one setup): log files, each one run with the client results beside it "
-                   "(same name stem), or a folder whose *.log files are each one run; the runs are the verdicts' "
-                   "samples. Instead of BASE OTHER, with --other")
+@click.option(
+    "--base",
+    "base_runs",
+    multiple=True,
+    metavar="RUN...",
+    help="BASE's runs (repeats of one setup): log files, each one run with the client results beside it "
+    "(same name stem), or a folder whose *.log files are each one run; the runs are the verdicts' "
+    "samples. Instead of BASE OTHER, with --other",
+)
 @click.option("--other", "other_runs", multiple=True, metavar="RUN...", help="OTHER's runs, as --base")
 @click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
 @click.option("--label", "labels", multiple=True, help="a name for BASE, then (given again) for OTHER")
-@click.option("--format", "fmt", type=ANALYZE_FORMAT_CHOICE, default="text", show_default=True,
-              help="text, markdown, json (with the verdicts), html; br: each run's llm-d benchmark report (BR v0.2), "
-                   "a JSON array, BASE's runs first")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the comparison here instead of stdout")
-@click.option("--plots", "plots_dir", type=click.Path(file_okay=False),
-              help="also write the overlay figures into this directory, as PNG and SVG")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="parse each big log in ranges over this many processes (the same comparison as one process)")
-@click.option("--bench", "bench_files", nargs=2, type=click.Path(dir_okay=False), default=None,
-              metavar="BASE_CLIENT OTHER_CLIENT",
-              help="the benchmark clients' outputs (text or --save-result JSON) of BASE and of OTHER: their workloads "
-                   "are compared (not an A/B test when output length, prompts, concurrency or rate differ) and their "
-                   "latencies set side by side with verdicts")
-@click.option("--metrics", "metrics_files", nargs=2, type=click.Path(exists=True), default=None,
-              metavar="BASE_SCRAPES OTHER_SCRAPES",
-              help="the servers' saved Prometheus /metrics scrapes of BASE and of OTHER: latency percentiles side by "
-                   "side (where no client result gives them)")
-@click.option("--threshold", default="5%", show_default=True, metavar="PCT",
-              help="the verdicts' threshold: OTHER worse than BASE by more than this fails (5%, 5 or 0.05)")
+@click.option(
+    "--format",
+    "fmt",
+    type=ANALYZE_FORMAT_CHOICE,
+    default="text",
+    show_default=True,
+    help="text, markdown, json (with the verdicts), html; br: each run's llm-d benchmark report (BR v0.2), "
+    "a JSON array, BASE's runs first",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="write the comparison here instead of stdout"
+)
+@click.option(
+    "--plots",
+    "plots_dir",
+    type=click.Path(file_okay=False),
+    help="also write the overlay figures into this directory, as PNG and SVG",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="parse each big log in ranges over this many processes (the same comparison as one process)",
+)
+@click.option(
+    "--bench",
+    "bench_files",
+    nargs=2,
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="BASE_CLIENT OTHER_CLIENT",
+    help="the benchmark clients' outputs (text or --save-result JSON) of BASE and of OTHER: their workloads "
+    "are compared (not an A/B test when output length, prompts, concurrency or rate differ) and their "
+    "latencies set side by side with verdicts",
+)
+@click.option(
+    "--metrics",
+    "metrics_files",
+    nargs=2,
+    type=click.Path(exists=True),
+    default=None,
+    metavar="BASE_SCRAPES OTHER_SCRAPES",
+    help="the servers' saved Prometheus /metrics scrapes of BASE and of OTHER: latency percentiles side by "
+    "side (where no client result gives them)",
+)
+@click.option(
+    "--threshold",
+    default="5%",
+    show_default=True,
+    metavar="PCT",
+    help="the verdicts' threshold: OTHER worse than BASE by more than this fails (5%, 5 or 0.05)",
+)
 @_gate_modes
 @friendly
 def compare_command(
-    base: str | None, other: str | None, base_runs: tuple[str, ...], other_runs: tuple[str, ...], engine: str,
-    labels: tuple[str, ...], fmt: str, output: str | None, plots_dir: str | None, jobs: int,
-    bench_files: tuple[str, str] | None, metrics_files: tuple[str, str] | None, threshold: str, strict: bool,
-    best_effort: bool, shadow: bool,
+    base: str | None,
+    other: str | None,
+    base_runs: tuple[str, ...],
+    other_runs: tuple[str, ...],
+    engine: str,
+    labels: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    plots_dir: str | None,
+    jobs: int,
+    bench_files: tuple[str, str] | None,
+    metrics_files: tuple[str, str] | None,
+    threshold: str,
+    strict: bool,
+    best_effort: bool,
+    shadow: bool,
 ) -> None:
     """Two runs side by side: BASE and OTHER (each a log file, .gz or directory), how much slower OTHER decodes
     (BASE / OTHER of the stable decode rate, by mean, median and peak), and a verdict per headline metric (PASS,
@@ -456,8 +619,10 @@ def compare_command(
         if base is not None or not (base_runs and other_runs):
             raise click.UsageError("give BASE OTHER, or --base RUN... and --other RUN... (not both)")
         if bench_files or metrics_files:
-            raise click.UsageError("with --base/--other, each run's client results and scrapes sit beside its log "
-                                   "(same name stem); --bench and --metrics are for BASE OTHER")
+            raise click.UsageError(
+                "with --base/--other, each run's client results and scrapes sit beside its log "
+                "(same name stem); --bench and --metrics are for BASE OTHER"
+            )
         groups_b, groups_o = _run_groups(base_runs, best_effort), _run_groups(other_runs, best_effort)
     else:
         if base is None or other is None:
@@ -469,8 +634,13 @@ def compare_command(
     # each run's last lifetime that served traffic (an input may hold several: restarts, appended logs)
     runs_b = [_load_run(files, engine, jobs).lifetime() for files, _ in groups_b]
     runs_o = [_load_run(files, engine, jobs).lifetime() for files, _ in groups_o]
-    cmp = compare_runs(runs_b, runs_o, labels=list(labels) or None, threshold_pct=threshold_pct,
-                       metrics=([m for _, m in groups_b], [m for _, m in groups_o]))
+    cmp = compare_runs(
+        runs_b,
+        runs_o,
+        labels=list(labels) or None,
+        threshold_pct=threshold_pct,
+        metrics=([m for _, m in groups_b], [m for _, m in groups_o]),
+    )
     plots, written = compare_figures(runs_b[0], runs_o[0], cmp, fmt, plots_dir)
     emit_compare(cmp, fmt, output, plots)
     if written:
@@ -491,7 +661,9 @@ def _verdict_code(cmp: Any, strict: bool, bench_files: Any, metrics_files: Any) 
             if bench_files and sec is None:
                 missing.append(f"--bench gave no client result for {role.upper()}")
             if metrics_files and role in cmp.not_applicable.get("metrics", {}):
-                missing.append(f"--metrics gave nothing for {role.upper()}: {cmp.not_applicable['metrics'][role]}")
+                missing.append(
+                    f"--metrics gave nothing for {role.upper()}: {cmp.not_applicable['metrics'][role]}"
+                )
         if not v.metrics:
             missing.append("no metric both runs measure")
         for m in missing:
@@ -511,16 +683,25 @@ def _run_groups(items: tuple[str, ...], best_effort: bool) -> list[tuple[list[st
     or scrape file of a run given too (joined to the log whose name stem it starts with)."""
     import os
 
-    def beside(log: str) -> list[str]:  # the files of its folder named after its stem: X.client.json, X_client.txt
+    def beside(
+        log: str,
+    ) -> list[str]:  # the files of its folder named after its stem: X.client.json, X_client.txt
         d, stem = os.path.split(log)
         stem = stem.removesuffix(".gz").removesuffix(".log")
-        return sorted(os.path.join(d, f) for f in os.listdir(d or ".") if f.startswith((stem + ".", stem + "_"))
-                      and not f.endswith(_LOG_SUFFIXES) and os.path.isfile(os.path.join(d, f)))
+        return sorted(
+            os.path.join(d, f)
+            for f in os.listdir(d or ".")
+            if f.startswith((stem + ".", stem + "_"))
+            and not f.endswith(_LOG_SUFFIXES)
+            and os.path.isfile(os.path.join(d, f))
+        )
 
     files: list[str] = []
     for it in items:
         if os.path.isdir(it):
-            files += sorted(os.path.join(it, f) for f in os.listdir(it) if os.path.isfile(os.path.join(it, f)))
+            files += sorted(
+                os.path.join(it, f) for f in os.listdir(it) if os.path.isfile(os.path.join(it, f))
+            )
         elif best_effort and not (os.path.exists(it) and os.access(it, os.R_OK)):
             click.echo(f"logscope: note: --best-effort: left out {it}: missing or cannot be opened", err=True)
         else:
@@ -529,8 +710,10 @@ def _run_groups(items: tuple[str, ...], best_effort: bool) -> list[tuple[list[st
                 files += [f for f in beside(it) if f not in files and f not in items]
     logs = [f for f in files if f.endswith(_LOG_SUFFIXES)] or [f for f in files if os.path.isfile(f)][:1]
     groups: dict[str, tuple[list[str], list[str]]] = {f: ([f], []) for f in logs}
-    stems = sorted(((os.path.basename(f).removesuffix(".gz").removesuffix(".log"), f) for f in logs),
-                   key=lambda x: -len(x[0]))
+    stems = sorted(
+        ((os.path.basename(f).removesuffix(".gz").removesuffix(".log"), f) for f in logs),
+        key=lambda x: -len(x[0]),
+    )
     for f in files:
         if f in groups:
             continue
@@ -538,7 +721,9 @@ def _run_groups(items: tuple[str, ...], best_effort: bool) -> list[tuple[list[st
         owner = next((log for stem, log in stems if name.startswith((stem + ".", stem + "_"))), None)
         if owner is None:
             if any(f == it for it in items):
-                raise LogscopeError(f"{f}: no log of this side has its name stem; name it after its run's log")
+                raise LogscopeError(
+                    f"{f}: no log of this side has its name stem; name it after its run's log"
+                )
             continue  # a folder's other file
         (groups[owner][1] if any(x in name for x in _SCRAPES) else groups[owner][0]).append(f)
     if not groups:
@@ -548,13 +733,20 @@ def _run_groups(items: tuple[str, ...], best_effort: bool) -> list[tuple[list[st
 
 @main.command("metrics")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--log", "logs", multiple=True, type=click.Path(exists=True),
-              help="the server log of the same run: its stats lines are cross-checked against the counters")
+@click.option(
+    "--log",
+    "logs",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="the server log of the same run: its stats lines are cross-checked against the counters",
+)
 @click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
 @friendly
-def metrics_command(files: tuple[str, ...], logs: tuple[str, ...], engine: str, fmt: str, output: str | None) -> None:
+def metrics_command(
+    files: tuple[str, ...], logs: tuple[str, ...], engine: str, fmt: str, output: str | None
+) -> None:
     """Saved Prometheus /metrics scrapes (FILES: one scrape, a file of scrapes each after a `# scrape_time <unix s>`
     line, or a folder of scrape files): counter rates, gauges, latency quantiles from the histograms."""
     from logscope.analyses.base import NotApplicable
@@ -579,8 +771,10 @@ def metrics_command(files: tuple[str, ...], logs: tuple[str, ...], engine: str, 
     from logscope.render.metrics_doc import metrics_blocks
     from logscope.render.terminal import render_blocks
 
-    blocks = [Heading(1, (t("logscope metrics: " + ", ".join(f.rsplit("/", 1)[-1] for f in files)),), "top"),
-              *metrics_blocks(res, 0)]
+    blocks = [
+        Heading(1, (t("logscope metrics: " + ", ".join(f.rsplit("/", 1)[-1] for f in files)),), "top"),
+        *metrics_blocks(res, 0),
+    ]
     if output:
         with open(output, "w", encoding="utf-8") as fh:
             render_blocks(blocks, Console(file=fh, width=120, color_system=None))
@@ -590,19 +784,44 @@ def metrics_command(files: tuple[str, ...], logs: tuple[str, ...], engine: str, 
 
 @main.command("ingest")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
-              help="the store directory (made when missing; an existing store is added to)")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="parse with this many local processes")
-@click.option("--dask-scheduler", "dask_scheduler", metavar="ADDRESS",
-              help="run the per-run work as Dask tasks on this scheduler (needs logscope[dask]; the workers "
-                   "must see the logs and the store at the same paths)")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="the store directory (made when missing; an existing store is added to)",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="parse with this many local processes",
+)
+@click.option(
+    "--dask-scheduler",
+    "dask_scheduler",
+    metavar="ADDRESS",
+    help="run the per-run work as Dask tasks on this scheduler (needs logscope[dask]; the workers "
+    "must see the logs and the store at the same paths)",
+)
 @click.option("--engine", type=ENGINE_CHOICE, default="auto", show_default=True)
-@click.option("--group", type=click.Choice(["file", "dir"]), default="file", show_default=True,
-              help="file: each log is a run; dir: the logs of one directory are one run (ranks, nodes, parts)")
+@click.option(
+    "--group",
+    type=click.Choice(["file", "dir"]),
+    default="file",
+    show_default=True,
+    help="file: each log is a run; dir: the logs of one directory are one run (ranks, nodes, parts)",
+)
 @friendly
 def ingest_command(
-    paths: tuple[str, ...], out: str, jobs: int, dask_scheduler: str | None, engine: str, group: str,
+    paths: tuple[str, ...],
+    out: str,
+    jobs: int,
+    dask_scheduler: str | None,
+    engine: str,
+    group: str,
 ) -> None:
     """Parse many logs (files, directories, globs, .gz) into a Parquet store, one partition per run and
     event kind, with a runs table; files already in the store (same content) are skipped. Read it with
@@ -611,14 +830,25 @@ def ingest_command(
     from logscope.store.ingest import ingest, ingest_dask
 
     if dask_scheduler and jobs != 1:
-        raise click.UsageError("--jobs and --dask-scheduler exclude each other (Dask decides the parallelism)")
+        raise click.UsageError(
+            "--jobs and --dask-scheduler exclude each other (Dask decides the parallelism)"
+        )
     with RunsProgress() as bar:
         progress = bar if sys.stderr.isatty() else None
         if dask_scheduler:
-            summary = ingest_dask(list(paths), out, scheduler=dask_scheduler, engine=engine, group=group,
-                                  progress=progress, check=False)
+            summary = ingest_dask(
+                list(paths),
+                out,
+                scheduler=dask_scheduler,
+                engine=engine,
+                group=group,
+                progress=progress,
+                check=False,
+            )
         else:
-            summary = ingest(list(paths), out, jobs=jobs, engine=engine, group=group, progress=progress, check=False)
+            summary = ingest(
+                list(paths), out, jobs=jobs, engine=engine, group=group, progress=progress, check=False
+            )
     for files, error in summary.failed:
         click.echo(f"logscope: failed: {files}: {error}", err=True)
     click.echo(f"logscope: {summary.text()}", err=True)

@@ -45,9 +45,17 @@ def scanner_piece() -> Piece:
     try:
         HyperscanScanner([b"INFO"])
     except Exception as exc:  # noqa: BLE001 - not installed, no wheel for this platform, a failing build
-        why = "not installed" if isinstance(exc, ImportError) else f"unusable here ({type(exc).__name__}: {exc})"
+        why = (
+            "not installed"
+            if isinstance(exc, ImportError)
+            else f"unusable here ({type(exc).__name__}: {exc})"
+        )
         return Piece("scanner", False, f"{_fallback_text()}; Hyperscan {why}", FAST_INSTALL)
-    return Piece("scanner", True, f"Hyperscan {_version('hyperscan') or ''} (all anchors in one pass, ~1 GB/s)".replace("  ", " "))
+    return Piece(
+        "scanner",
+        True,
+        f"Hyperscan {_version('hyperscan') or ''} (all anchors in one pass, ~1 GB/s)".replace("  ", " "),
+    )
 
 
 def _fallback_text() -> str:
@@ -61,10 +69,16 @@ def _fallback_text() -> str:
 def pieces() -> list[Piece]:
     out = [scanner_piece()]
     dask = _version("distributed")
-    out.append(Piece("dask", dask is not None,
-                     f"distributed {dask}: logscope ingest --dask-scheduler" if dask else
-                     "not installed: logscope ingest --dask-scheduler and ingest_dask need it",
-                     None if dask else DASK_INSTALL))
+    out.append(
+        Piece(
+            "dask",
+            dask is not None,
+            f"distributed {dask}: logscope ingest --dask-scheduler"
+            if dask
+            else "not installed: logscope ingest --dask-scheduler and ingest_dask need it",
+            None if dask else DASK_INSTALL,
+        )
+    )
     return out
 
 
@@ -82,9 +96,11 @@ def version_line() -> str:
 
 def report() -> str:
     """``logscope doctor``: the version line, each optional piece, the required packages' versions."""
-    lines = [f"logscope {__version__} at {os.path.dirname(os.path.abspath(__file__))}",
-             f"python    {platform.python_version()} ({sys.executable}; {platform.system()} {platform.machine()}, "
-             f"{os.cpu_count() or '?'} CPUs for --jobs)"]
+    lines = [
+        f"logscope {__version__} at {os.path.dirname(os.path.abspath(__file__))}",
+        f"python    {platform.python_version()} ({sys.executable}; {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count() or '?'} CPUs for --jobs)",
+    ]
     for p in pieces():
         state = "active" if p.active else "missing"
         lines.append(f"{p.name:<9} {state}: {p.detail}")

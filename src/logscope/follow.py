@@ -96,8 +96,9 @@ class _Feed:
     def __init__(self, parser: Parser, sink: list[Event]) -> None:
         self._q: queue.SimpleQueue[list[Line] | threading.Event | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._work, args=(parser, sink), name="logscope-follow-parser",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._work, args=(parser, sink), name="logscope-follow-parser", daemon=True
+        )
         self._thread.start()
 
     def _lines(self) -> Iterator[Line]:
@@ -150,8 +151,14 @@ class _Generation:
 class Follower:
     """Follows one growing log file (see the module's doc). Not thread-safe: one reader drives it."""
 
-    def __init__(self, path: str | os.PathLike[str], engine: str | None = "auto", *, analyze: bool = True,
-                 keep_unparsed: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        engine: str | None = "auto",
+        *,
+        analyze: bool = True,
+        keep_unparsed: bool = True,
+    ) -> None:
         self.path = os.fspath(path)
         if self.path == "-":
             raise LogscopeError("--follow reads a file, not standard input")
@@ -228,7 +235,9 @@ class Follower:
         assert self._fh is not None
         while chunk := self._fh.read(BLOCK):
             if self._pos == 0 and chunk[:2] == b"\x1f\x8b":
-                raise LogscopeError(f"{self.path}: is gzip-compressed; --follow reads a plain-text log as it is written")
+                raise LogscopeError(
+                    f"{self.path}: is gzip-compressed; --follow reads a plain-text log as it is written"
+                )
             self._pos += len(chunk)
             self.stats.bytes += len(chunk)
             self._grew = True
@@ -241,7 +250,7 @@ class Follower:
             if i < 0:
                 self._partial = b""
                 return
-            buf, self._skipping = buf[i + 1:], False
+            buf, self._skipping = buf[i + 1 :], False
         # whole lines only: up to the last \n, or the last lone \r (a progress bar's redraw); a \r at
         # the very end may be the first half of \r\n
         cut = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
@@ -249,8 +258,10 @@ class Follower:
         if cut:
             self._emit(buf[:cut])
         if len(self._partial) > MAX_LINE:
-            self.stats.notes.append(f"{self.path}: a line longer than {MAX_LINE // 1024} KiB was cut after its "
-                                    f"first {MAX_LINE // 1024} KiB")
+            self.stats.notes.append(
+                f"{self.path}: a line longer than {MAX_LINE // 1024} KiB was cut after its "
+                f"first {MAX_LINE // 1024} KiB"
+            )
             self._emit(self._partial[:MAX_LINE] + b"\n")
             self._partial, self._skipping = b"", True
 
@@ -309,7 +320,11 @@ class Follower:
             return
         found = detect(head, DETECT_LINES)
         paused = not self._grew
-        if final or len(head) >= DETECT_LINES or (found is not None and (len(head) >= DETECT_EARLY or paused)):
+        if (
+            final
+            or len(head) >= DETECT_LINES
+            or (found is not None and (len(head) >= DETECT_EARLY or paused))
+        ):
             self.engine = found
             self._start()
 
@@ -363,13 +378,18 @@ class Follower:
 
     def run(self) -> Run:
         """The run read so far (all of it after ``close``)."""
-        stats = ReadStats(files=list(self.stats.files), lines=self.stats.lines, bytes=self.stats.bytes,
-                          text_lines=self.stats.text_lines, junk_lines=self.stats.junk_lines,
-                          notes=list(self.stats.notes))
+        stats = ReadStats(
+            files=list(self.stats.files),
+            lines=self.stats.lines,
+            bytes=self.stats.bytes,
+            text_lines=self.stats.text_lines,
+            junk_lines=self.stats.junk_lines,
+            notes=list(self.stats.notes),
+        )
         return Run(files=[self.path], engine=self.engine, events=list(self.events), stats=stats)
 
     def _snapshot(self, final: bool) -> Snapshot:
-        new = tuple(self.events[self._delivered:])
+        new = tuple(self.events[self._delivered :])
         self._delivered = len(self.events)
         for e in new:
             self._counts[e.kind] = self._counts.get(e.kind, 0) + 1
@@ -386,11 +406,23 @@ class Follower:
         self._snapshots += 1
         rep = self._report
         return Snapshot(
-            number=self._snapshots, path=self.path, exists=os.path.exists(self.path), engine=self.engine,
-            lines=self.stats.lines, bytes=self.stats.bytes, events=len(self.events), counts=dict(self._counts),
-            new_events=new, last=dict(self._last), report=rep,
-            findings=tuple(rep.findings) if rep is not None else (), new_findings=tuple(new_findings),
-            rotations=self.rotations, truncations=self.truncations, final=final, notes=tuple(self.stats.notes),
+            number=self._snapshots,
+            path=self.path,
+            exists=os.path.exists(self.path),
+            engine=self.engine,
+            lines=self.stats.lines,
+            bytes=self.stats.bytes,
+            events=len(self.events),
+            counts=dict(self._counts),
+            new_events=new,
+            last=dict(self._last),
+            report=rep,
+            findings=tuple(rep.findings) if rep is not None else (),
+            new_findings=tuple(new_findings),
+            rotations=self.rotations,
+            truncations=self.truncations,
+            final=final,
+            notes=tuple(self.stats.notes),
         )
 
     def follow(self, interval: float = 2.0, stop: threading.Event | None = None) -> Iterator[Snapshot]:

@@ -71,6 +71,7 @@ def die_with_parent(parent: int) -> None:
     if os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(1)
     if not armed:
+
         def watch() -> None:
             while os.getppid() == parent:
                 time.sleep(1.0)
@@ -86,8 +87,12 @@ def process_pool(jobs: int, method: str | None = None) -> ProcessPoolExecutor:
     import multiprocessing
 
     method = method or start_method()
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method),
-                               initializer=die_with_parent, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context(method),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
     if method != "fork":
         with without_main():
             for _ in range(jobs * 4):  # a worker that finished its warm-up is reused: submit until all run

@@ -53,8 +53,15 @@ def _parts(time: str) -> tuple[int | None, int, int, int, int, int, int] | None:
         return None
     frac = m.group(7) or "0"
     micro = int(frac.ljust(6, "0")[:6])
-    return (int(m.group(1)) if m.group(1) else None, int(m.group(2)), int(m.group(3)), int(m.group(4)),
-            int(m.group(5)), int(m.group(6)), micro)
+    return (
+        int(m.group(1)) if m.group(1) else None,
+        int(m.group(2)),
+        int(m.group(3)),
+        int(m.group(4)),
+        int(m.group(5)),
+        int(m.group(6)),
+        micro,
+    )
 
 
 def _file_year(path: str, month: int, day: int) -> int | None:
@@ -100,13 +107,18 @@ def timebase(events: Sequence[Any]) -> TimeBase:
     source, note = "log", "the printed stamps carry the date"
     if year is None:
         year = _file_year(first.file, month, day)
-        source, note = "file_date", f"year from a full date in {os.path.basename(first.file)} (the log prints none)"
+        source, note = (
+            "file_date",
+            f"year from a full date in {os.path.basename(first.file)} (the log prints none)",
+        )
         if year is None:
             year = _mtime_year(first.file, month, day)
             source = "mtime"
             note = f"year from the modification time of {os.path.basename(first.file)} (the log prints none)"
         if year is None:
-            return TimeBase(None, "none", "the log prints no year and its file has no date or mtime to take it from")
+            return TimeBase(
+                None, "none", "the log prints no year and its file has no date or mtime to take it from"
+            )
     try:
         at_first = datetime(year, month, day, hh, mm, ss, us)
     except ValueError:

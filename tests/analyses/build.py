@@ -10,7 +10,11 @@ from logscope.events import DecodeBatch, Event, PrefillBatch, Throughput
 
 
 def stats(
-    rows: Iterable[Sequence[Any]], *, start_line: int = 100, interval: float = 10.0, t0: float = 60.0,
+    rows: Iterable[Sequence[Any]],
+    *,
+    start_line: int = 100,
+    interval: float = 10.0,
+    t0: float = 60.0,
     engine_index: int | None = 0,
 ) -> list[Event]:
     """vLLM stats events from rows of (prompt_tok_s, gen_tok_s, running[, waiting[, dt]])."""
@@ -21,10 +25,19 @@ def stats(
         waiting = row[3] if len(row) > 3 else 0
         if len(row) > 4:
             t += row[4] - interval
-        out.append(Throughput(
-            engine="vllm", file="t.log", line=start_line + k, t_s=t, prompt_tok_s=prompt, gen_tok_s=gen,
-            running=running, waiting=waiting, engine_index=engine_index,
-        ))
+        out.append(
+            Throughput(
+                engine="vllm",
+                file="t.log",
+                line=start_line + k,
+                t_s=t,
+                prompt_tok_s=prompt,
+                gen_tok_s=gen,
+                running=running,
+                waiting=waiting,
+                engine_index=engine_index,
+            )
+        )
         t += interval
     return out
 

@@ -39,9 +39,13 @@ def test_spec_on_vs_off_is_not_ab() -> None:
 
 def test_client_workloads_compared() -> None:
     # a1: 400 prompts, b2: 150 prompts; both 1024 in / 300 out at concurrency 10 (the clients' result blocks)
-    cmp = compare(_load(VLLM / "gen-a1_plain_c10.log", VLLM / "gen-a1_plain_c10.client.txt"),
-                  _load(VLLM / "gen-b2_ngram_spec_random_sampled.log",
-                        VLLM / "gen-b2_ngram_spec_random_sampled.client.txt"))
+    cmp = compare(
+        _load(VLLM / "gen-a1_plain_c10.log", VLLM / "gen-a1_plain_c10.client.txt"),
+        _load(
+            VLLM / "gen-b2_ngram_spec_random_sampled.log",
+            VLLM / "gen-b2_ngram_spec_random_sampled.client.txt",
+        ),
+    )
     work = [r for r in cmp.not_ab if r.category == "workload"]
     assert [(r.setting, r.base, r.other) for r in work] == [("prompts", 400, 150)]
 
@@ -50,14 +54,17 @@ def test_memory_setting_is_not_ab() -> None:
     # c1 runs --kv-cache-memory-bytes 24M, a1 1G; both --max-model-len 4096
     cmp = compare(_load(VLLM / "gen-a1_plain_c10.log"), _load(VLLM / "gen-c1_kv_tight_waiting.log"))
     assert [(r.category, r.setting, r.base, r.other) for r in cmp.not_ab] == [
-        ("memory", "kv_cache_memory_bytes", 1073741824, 25165824)]
+        ("memory", "kv_cache_memory_bytes", 1073741824, 25165824)
+    ]
 
 
 def test_context_length_is_the_experiment() -> None:
     # the case study: same setup, 64K vs 200K context; with the clients, the input length differs 3x
     # (the variable under test, said as context_ratio) and nothing else does
-    cmp = compare(_load(CASE / "vllm-64k.log", CASE / "vllm-64k.client.txt"),
-                  _load(CASE / "vllm-200k.log", CASE / "vllm-200k.client.txt"))
+    cmp = compare(
+        _load(CASE / "vllm-64k.log", CASE / "vllm-64k.client.txt"),
+        _load(CASE / "vllm-200k.log", CASE / "vllm-200k.client.txt"),
+    )
     assert cmp.not_ab == [] and cmp.warning is None
     assert cmp.degradation.context_ratio == 3.0
     assert "mean input tokens per request" in cmp.degradation.labels["context_ratio"]
@@ -70,10 +77,19 @@ def test_same_run_is_ab() -> None:
 
 @pytest.mark.parametrize("fmt", ["json", "markdown", "text", "html"])
 def test_cli_compare_bench_banner(fmt: str) -> None:
-    r = CliRunner().invoke(main, [
-        "compare", str(VLLM / "gen-a1_plain_c10.log"), str(VLLM / "gen-b2_ngram_spec_random_sampled.log"),
-        "--bench", str(VLLM / "gen-a1_plain_c10.client.txt"), str(VLLM / "gen-b2_ngram_spec_random_sampled.client.txt"),
-        "--format", fmt])
+    r = CliRunner().invoke(
+        main,
+        [
+            "compare",
+            str(VLLM / "gen-a1_plain_c10.log"),
+            str(VLLM / "gen-b2_ngram_spec_random_sampled.log"),
+            "--bench",
+            str(VLLM / "gen-a1_plain_c10.client.txt"),
+            str(VLLM / "gen-b2_ngram_spec_random_sampled.client.txt"),
+            "--format",
+            fmt,
+        ],
+    )
     assert r.exit_code == 1, r.output  # not an A/B test: every verdict INCONCLUSIVE (logscope.exits)
     if fmt == "json":
         got = json.loads(r.stdout)["not_ab"]
@@ -88,7 +104,11 @@ def test_real_restart_with_smaller_limits_is_not_ab() -> None:
     # input tokens), lifetime 2 2048 / 512M / --max-num-seqs 4 (client: 512 input tokens). The context doubles
     # while max_model_len halves: not the context experiment; max-num-seqs is printed by lifetime 2 only
     real = FIXTURES / "vllm" / "lifetimes"
-    run = _load(real / "two-lifetimes.log", real / "two-lifetimes.run1.client.txt", real / "two-lifetimes.run2.client.txt")
+    run = _load(
+        real / "two-lifetimes.log",
+        real / "two-lifetimes.run1.client.txt",
+        real / "two-lifetimes.run2.client.txt",
+    )
     cmp = compare(run.lifetime(1), run.lifetime(2))
     assert cmp.degradation.context_ratio == 2.0  # 512 / 256 mean input tokens (the clients)
     got = {r.setting: r.reason for r in cmp.not_ab}

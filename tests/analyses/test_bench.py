@@ -46,10 +46,17 @@ def test_case_inflated_output_throughput_is_flagged_against_the_physical_bound()
 def test_case_against_the_engine_log() -> None:
     # engine figures as the analyses give them for a 200K-like run: 30,100 tokens generated in all its windows,
     # 61.35 ms per token per request in its stable segment
-    s = check_bench(_case(), output_len=3000, engine_tokens=30100.0, engine_ms_per_token=61.35,
-                    engine_decode_method="stable decode")
+    s = check_bench(
+        _case(),
+        output_len=3000,
+        engine_tokens=30100.0,
+        engine_ms_per_token=61.35,
+        engine_decode_method="stable decode",
+    )
     dec = s.check("output_vs_engine_decode")
-    assert dec is not None and not dec.ok and dec.trust is None  # a different quantity is never offered instead
+    assert (
+        dec is not None and not dec.ok and dec.trust is None
+    )  # a different quantity is never offered instead
     assert "1111.61 tok/s × 295.21 s = 328,158 tokens > the 30,100 tokens the engine generated" in dec.message
     assert s.check("ttft_vs_engine_prefill") is None  # no bound from vLLM's window-averaged prompt throughput
     tpot = s.check("tpot_vs_engine_decode")
@@ -85,8 +92,15 @@ def test_real_client_output_passes_every_check(path: Path) -> None:
 def test_sglang_printed_concurrency_is_checked() -> None:
     s = check_bench(_result(BENCH / "corpus" / "sglang-0.5.23-c1_kv_tight_queue.client.txt"))
     c = s.check("concurrency")
-    assert c is not None and c.ok and c.observed == 12.64 and c.bound == pytest.approx(24 * 104.88497 / 199.07, rel=1e-4)
-    bad = _result(BENCH / "corpus" / "sglang-0.5.23-c1_kv_tight_queue.client.txt").model_copy(update={"concurrency": 20.0})
+    assert (
+        c is not None
+        and c.ok
+        and c.observed == 12.64
+        and c.bound == pytest.approx(24 * 104.88497 / 199.07, rel=1e-4)
+    )
+    bad = _result(BENCH / "corpus" / "sglang-0.5.23-c1_kv_tight_queue.client.txt").model_copy(
+        update={"concurrency": 20.0}
+    )
     c = check_bench(bad).check("concurrency")
     assert c is not None and not c.ok and c.trust == 12.64
 
@@ -112,14 +126,18 @@ def test_latency_estimated_from_ttft_and_tpot_when_e2e_is_not_printed() -> None:
 
 def test_tpot_much_faster_than_the_engine_is_flagged() -> None:
     ev = _case().model_copy(update={"mean_tpot_ms": 20.0})
-    c = check_bench(ev, engine_ms_per_token=61.35, engine_decode_method="stable decode").check("tpot_vs_engine_decode")
+    c = check_bench(ev, engine_ms_per_token=61.35, engine_decode_method="stable decode").check(
+        "tpot_vs_engine_decode"
+    )
     assert c is not None and not c.ok and c.trust is None and "3.1× faster" in c.message
 
 
 def test_missing_numbers_leave_checks_out() -> None:
     ev = BenchResult(successful_requests=10, output_tok_s=50.0)
     assert check_bench(ev).checks == []
-    s = check_bench(BenchResult(successful_requests=10, duration_s=100.0, output_tok_s=350.0), output_len=3000)
+    s = check_bench(
+        BenchResult(successful_requests=10, duration_s=100.0, output_tok_s=350.0), output_len=3000
+    )
     c = s.check("output_throughput")
     assert c is not None and not c.ok and "(at most)" in c.message and c.bound == 300.0
 
@@ -132,8 +150,16 @@ def test_result_model_round_trips() -> None:
 
 # the shared corpus's vLLM 0.32 runs with traffic: server log (fixtures/vllm/corpus/gen-*.log) and the
 # client that drove it (fixtures/bench/corpus/vllm-0.32.0-*.client.txt), both copied unedited
-RUNS = ["a1_plain_c10", "a2_decode_steady_c10", "b1_ngram_spec_greedy_repetitive", "b2_ngram_spec_random_sampled",
-        "c1_kv_tight_waiting", "c5_kv_tight_preempt_burst", "d1_ctx512", "e1_slow_tokenizer_fp8kv"]
+RUNS = [
+    "a1_plain_c10",
+    "a2_decode_steady_c10",
+    "b1_ngram_spec_greedy_repetitive",
+    "b2_ngram_spec_random_sampled",
+    "c1_kv_tight_waiting",
+    "c5_kv_tight_preempt_burst",
+    "d1_ctx512",
+    "e1_slow_tokenizer_fp8kv",
+]
 
 
 @pytest.mark.parametrize("name", RUNS)
@@ -143,7 +169,8 @@ def test_real_clients_hold_against_their_engine_logs(name: str) -> None:
     rep = logscope.load([log, client]).analyze()
     assert rep.stable_decode is not None or rep.decode_under_load is not None  # a decode rate on every run
     assert rep.bench is not None and rep.bench.violations == 0, [
-        c.message for e in rep.bench.results for c in e.sanity.violations]
+        c.message for e in rep.bench.results for c in e.sanity.violations
+    ]
     assert "BN01" not in {f.code for f in rep.findings}
     (entry,) = rep.bench.results
     names = {c.name for c in entry.sanity.checks}
@@ -157,13 +184,21 @@ def test_real_clients_hold_against_their_engine_logs(name: str) -> None:
 def test_real_client_tpot_beside_the_engines_ms_per_token() -> None:
     # a1: 400 prompts at concurrency 10, every window holds prefill: the client's 13.80 ms TPOT beside the
     # engine's 15.23 ms/token under load (it counts the request being prefilled as running)
-    rep = logscope.load([FIXTURES / "vllm" / "corpus" / "gen-a1_plain_c10.log",
-                         BENCH / "corpus" / "vllm-0.32.0-a1_plain_c10.client.txt"]).analyze()
+    rep = logscope.load(
+        [
+            FIXTURES / "vllm" / "corpus" / "gen-a1_plain_c10.log",
+            BENCH / "corpus" / "vllm-0.32.0-a1_plain_c10.client.txt",
+        ]
+    ).analyze()
     assert rep.bench is not None and rep.bench.engine_decode_method == "decode under load"
     (entry,) = rep.bench.results
     assert (entry.mean_tpot_ms, entry.engine_ms_per_token) == (13.80, 15.23)
     c = entry.sanity.check("tpot_vs_engine_decode")
-    assert c is not None and c.ok and "beside the engine's 15.23 ms per token per request (decode under load)" in c.message
+    assert (
+        c is not None
+        and c.ok
+        and "beside the engine's 15.23 ms per token per request (decode under load)" in c.message
+    )
 
 
 def test_client_itl_far_below_tpot_is_flagged() -> None:
@@ -180,7 +215,9 @@ def test_client_itl_far_below_tpot_is_flagged() -> None:
 def test_client_percentiles_out_of_order_are_flagged() -> None:
     ev = _result(BENCH / "corpus" / "sglang-0.5.23-a1_plain_c10.client.txt")
     c = check_bench(ev).check("tpot_percentile_order")
-    assert c is not None and c.ok and c.message == "TPOT (ms): median 21.63 ≤ P90 23.41 ≤ P95 23.68 ≤ P99 24.51"
+    assert (
+        c is not None and c.ok and c.message == "TPOT (ms): median 21.63 ≤ P90 23.41 ≤ P95 23.68 ≤ P99 24.51"
+    )
     bad = ev.model_copy(update={"p95_tpot_ms": 25.0})
     c = check_bench(bad).check("tpot_percentile_order")
     assert c is not None and not c.ok and "p95 25 > p99 24.51" in c.message

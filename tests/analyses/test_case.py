@@ -26,7 +26,9 @@ def report(name: str) -> Report:
 
 @cache
 def comparison(base: str, other: str) -> Comparison:
-    return logscope.compare(logscope.load(str(CASE / f"{base}.log")), logscope.load(str(CASE / f"{other}.log")))
+    return logscope.compare(
+        logscope.load(str(CASE / f"{base}.log")), logscope.load(str(CASE / f"{other}.log"))
+    )
 
 
 # -- decode --------------------------------------------------------------------------------------
@@ -39,8 +41,9 @@ def comparison(base: str, other: str) -> Comparison:
         ("sglang-200k", 65, 268.0, 252.36, 287.91, 268.14, (439, 503)),
     ],
 )
-def test_stable_decode(name: str, samples: int, mean: float, lo: float, hi: float, median: float,
-                       lines: tuple[int, int]) -> None:
+def test_stable_decode(
+    name: str, samples: int, mean: float, lo: float, hi: float, median: float, lines: tuple[int, int]
+) -> None:
     sd = report(name).stable_decode
     assert sd is not None
     assert sd.concurrency == 10
@@ -67,7 +70,9 @@ def test_per_request() -> None:
     assert s.per_request_tok_s == pytest.approx(26.8) and s.ms_per_token == pytest.approx(37.3, abs=0.02)
     v64 = report("vllm-64k").stable_decode
     assert v64 is not None
-    assert v64.per_request_peak_tok_s == pytest.approx(53.7) and v64.ms_per_token_at_peak == pytest.approx(18.6, abs=0.03)
+    assert v64.per_request_peak_tok_s == pytest.approx(53.7) and v64.ms_per_token_at_peak == pytest.approx(
+        18.6, abs=0.03
+    )
 
 
 def test_degradation_vllm() -> None:
@@ -174,8 +179,10 @@ def test_spec_64k() -> None:
     assert sd.per_position_acceptance is not None and len(sd.per_position_acceptance) == 7
 
 
-@pytest.mark.parametrize(("name", "length", "rate"), [("sglang-64k", (1.21, 1.55), (3.0, 8.0)),
-                                                       ("sglang-200k", (1.05, 1.17), (1.0, 2.0))])
+@pytest.mark.parametrize(
+    ("name", "length", "rate"),
+    [("sglang-64k", (1.21, 1.55), (3.0, 8.0)), ("sglang-200k", (1.05, 1.17), (1.0, 2.0))],
+)
 def test_spec_sglang(name: str, length: tuple[float, float], rate: tuple[float, float]) -> None:
     sd = report(name).spec_decode
     assert sd is not None
@@ -259,17 +266,54 @@ def test_cold_start_sglang() -> None:
 
 def test_report_keys() -> None:
     d = report("vllm-64k").to_dict()
-    assert list(d) == ["logscope_version", "engine", "engine_version", "files", "lines", "not_applicable",
-                       "coverage", "stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start",
-                       "disturbances", "findings", "bench", "stalls", "ranks", "decode_under_load", "notes",
-                       "lifetimes", "analyzed_lifetime", "metrics", "slo", "effective_config", "kv_saturation",
-                       "preempted_requests", "disturbance_segments", "requests"]
+    assert list(d) == [
+        "logscope_version",
+        "engine",
+        "engine_version",
+        "files",
+        "lines",
+        "not_applicable",
+        "coverage",
+        "stable_decode",
+        "prefill",
+        "spec_decode",
+        "kv_pool",
+        "cold_start",
+        "disturbances",
+        "findings",
+        "bench",
+        "stalls",
+        "ranks",
+        "decode_under_load",
+        "notes",
+        "lifetimes",
+        "analyzed_lifetime",
+        "metrics",
+        "slo",
+        "effective_config",
+        "kv_saturation",
+        "preempted_requests",
+        "disturbance_segments",
+        "requests",
+    ]
     # no client output given, one engine; the V1 stats line has no `Preemptions:` field, so the count is unknown
     assert isinstance(d["findings"], list)
     assert list(d["not_applicable"]) == ["disturbances.preemptions", "bench", "ranks", "preempted_requests"]
     assert d["disturbances"]["preemptions"] is None
-    for key in ("method", "concurrency", "samples", "duration_s", "mean_tok_s", "median_tok_s", "min_tok_s",
-                "max_tok_s", "per_request_tok_s", "ms_per_token", "start_line", "end_line"):
+    for key in (
+        "method",
+        "concurrency",
+        "samples",
+        "duration_s",
+        "mean_tok_s",
+        "median_tok_s",
+        "min_tok_s",
+        "max_tok_s",
+        "per_request_tok_s",
+        "ms_per_token",
+        "start_line",
+        "end_line",
+    ):
         assert key in d["stable_decode"]
 
 

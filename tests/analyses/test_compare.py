@@ -27,16 +27,38 @@ def test_ratios_are_labelled() -> None:
     assert deg.ratio_base_peak_over_other_mean == round(540 / 160, 2)
     assert deg.per_request["base"]["tok_s"] == 50.0
     assert cmp.labels == ["64K", "200K"] and cmp.warning is None
-    assert set(cmp.sections) == {"stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances",
-                                 "bench", "decode_under_load"}
+    assert set(cmp.sections) == {
+        "stable_decode",
+        "prefill",
+        "spec_decode",
+        "kv_pool",
+        "cold_start",
+        "disturbances",
+        "bench",
+        "decode_under_load",
+    }
     assert deg.method == "stable_decode" and deg.metric == "stable decode aggregate tok/s, BASE / OTHER"
     assert json.loads(cmp.to_json())["degradation"]["ratio_mean"] == 3.12
 
 
 def test_config_differences_warn() -> None:
-    a = run(_run([500.0] * 4, {"tensor_parallel_size": 8, "gpu_memory_utilization": 0.95, "max_num_batched_tokens": 8192}))
-    b = run(_run([400.0] * 4, {"tensor_parallel_size": 4, "gpu_memory_utilization": 0.95, "max_num_batched_tokens": 16384,
-                               "speculative_config": {"method": "eagle", "num_speculative_tokens": 3}}))
+    a = run(
+        _run(
+            [500.0] * 4,
+            {"tensor_parallel_size": 8, "gpu_memory_utilization": 0.95, "max_num_batched_tokens": 8192},
+        )
+    )
+    b = run(
+        _run(
+            [400.0] * 4,
+            {
+                "tensor_parallel_size": 4,
+                "gpu_memory_utilization": 0.95,
+                "max_num_batched_tokens": 16384,
+                "speculative_config": {"method": "eagle", "num_speculative_tokens": 3},
+            },
+        )
+    )
     cmp = compare(a, b)
     diffs = {d.setting: (d.base, d.other, d.both_printed) for d in cmp.config_differences}
     assert diffs["tensor_parallel"] == (8, 4, True)
@@ -49,7 +71,9 @@ def test_config_differences_warn() -> None:
 
 def test_missing_segment_says_why() -> None:
     a = run(_run([500.0] * 4, {}))
-    b = run(stats([(0.0, 0.0, 0, 6)] * 4))  # nothing running, 6 waiting: neither stable decode nor decode under load
+    b = run(
+        stats([(0.0, 0.0, 0, 6)] * 4)
+    )  # nothing running, 6 waiting: neither stable decode nor decode under load
     deg = compare(a, b).degradation
     assert deg.ratio_mean is None and deg.method is None
     assert deg.not_applicable is not None and "other" in deg.not_applicable

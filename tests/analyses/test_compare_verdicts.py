@@ -20,7 +20,9 @@ def _by(cmp: object) -> dict[str, object]:
 
 def test_short_vs_long_context_fails_beyond_the_noise() -> None:
     """SGLang 0.5.23, 512- vs 1024-token prompts, both at 10 running: stable decode 633.2 -> 443.6 tok/s."""
-    cmp = compare(logscope.load(str(SG / "gen-d1_ctx512.log")), logscope.load(str(SG / "gen-a1_plain_c10.log")))
+    cmp = compare(
+        logscope.load(str(SG / "gen-d1_ctx512.log")), logscope.load(str(SG / "gen-a1_plain_c10.log"))
+    )
     v = _by(cmp)
     d = v["decode_tok_s"]
     assert d.verdict == "FAIL" and d.method == "windows"  # type: ignore[attr-defined]
@@ -33,13 +35,17 @@ def test_short_vs_long_context_fails_beyond_the_noise() -> None:
     assert cmp.verdicts is not None and cmp.verdicts.verdict == "FAIL"
     assert cmp.verdicts.equal_load is not None and cmp.verdicts.equal_load.matched
     # the other way round, OTHER decodes faster: not a regression
-    back = _by(compare(logscope.load(str(SG / "gen-a1_plain_c10.log")), logscope.load(str(SG / "gen-d1_ctx512.log"))))
+    back = _by(
+        compare(logscope.load(str(SG / "gen-a1_plain_c10.log")), logscope.load(str(SG / "gen-d1_ctx512.log")))
+    )
     assert back["decode_tok_s"].verdict == "PASS" and back["decode_tok_s"].ci_low_pct > 0  # type: ignore[attr-defined]
 
 
 def test_case_64k_vs_200k_fails_and_client_summaries_get_no_interval() -> None:
-    cmp = compare(logscope.load([str(CASE / "vllm-64k.log"), str(CASE / "vllm-64k.client.txt")]),
-                  logscope.load([str(CASE / "vllm-200k.log"), str(CASE / "vllm-200k.client.txt")]))
+    cmp = compare(
+        logscope.load([str(CASE / "vllm-64k.log"), str(CASE / "vllm-64k.client.txt")]),
+        logscope.load([str(CASE / "vllm-200k.log"), str(CASE / "vllm-200k.client.txt")]),
+    )
     v = _by(cmp)
     d = v["decode_tok_s"]
     assert d.verdict == "FAIL" and d.ci_high_pct < -60 and (d.base, d.other) == (501.0, 163.0)  # type: ignore[attr-defined]
@@ -48,23 +54,31 @@ def test_case_64k_vs_200k_fails_and_client_summaries_get_no_interval() -> None:
     assert ttft.verdict == "INCONCLUSIVE" and ttft.ci_low_pct is None and ttft.method == "none"  # type: ignore[attr-defined]
     assert "no noise estimate" in ttft.reason  # type: ignore[attr-defined]
     assert cmp.verdicts is not None and cmp.verdicts.equal_load is not None
-    assert cmp.verdicts.equal_load.source == "the clients' max concurrency" and cmp.verdicts.equal_load.matched
+    assert (
+        cmp.verdicts.equal_load.source == "the clients' max concurrency" and cmp.verdicts.equal_load.matched
+    )
 
 
 def test_spec_on_off_is_inconclusive_because_of_not_ab() -> None:
     """vLLM a1 (no speculation) vs b1 (ngram): decode +102 %, but not an A/B test of one change."""
-    cmp = compare(logscope.load(str(VL / "gen-a1_plain_c10.log")),
-                  logscope.load(str(VL / "gen-b1_ngram_spec_greedy_repetitive.log")))
+    cmp = compare(
+        logscope.load(str(VL / "gen-a1_plain_c10.log")),
+        logscope.load(str(VL / "gen-b1_ngram_spec_greedy_repetitive.log")),
+    )
     assert cmp.not_ab and cmp.verdicts is not None and cmp.verdicts.verdict == "INCONCLUSIVE"
     for m in cmp.verdicts.metrics:
         assert m.verdict == "INCONCLUSIVE" and "speculative decoding is on in OTHER only" in m.reason
     d = _by(cmp)["decode_tok_s"]
-    assert d.change_pct is not None and d.change_pct > 50 and d.ci_low_pct is not None  # the numbers stay shown
+    assert (
+        d.change_pct is not None and d.change_pct > 50 and d.ci_low_pct is not None
+    )  # the numbers stay shown
 
 
 def test_unequal_load_is_no_comparison() -> None:
     """vLLM d1's decode-under-load windows ran a median of 4 requests, a1's 10."""
-    cmp = compare(logscope.load(str(VL / "gen-d1_ctx512.log")), logscope.load(str(VL / "gen-a1_plain_c10.log")))
+    cmp = compare(
+        logscope.load(str(VL / "gen-d1_ctx512.log")), logscope.load(str(VL / "gen-a1_plain_c10.log"))
+    )
     assert cmp.verdicts is not None and cmp.verdicts.equal_load is not None
     assert (cmp.verdicts.equal_load.base, cmp.verdicts.equal_load.other) == ([4.0], [10.0])
     d = _by(cmp)["decode_tok_s"]
@@ -86,7 +100,9 @@ def test_several_runs_per_side_are_the_samples() -> None:
 def test_verdicts_render_a_line_per_metric() -> None:
     from logscope.render.formats import compare_text
 
-    cmp = compare(logscope.load(str(SG / "gen-d1_ctx512.log")), logscope.load(str(SG / "gen-a1_plain_c10.log")))
+    cmp = compare(
+        logscope.load(str(SG / "gen-d1_ctx512.log")), logscope.load(str(SG / "gen-a1_plain_c10.log"))
+    )
     md = compare_text(cmp, "markdown", None)
     assert "## Verdict: FAIL" in md
     assert "| decode tok/s | 633.2 | 443.6 | -29.9 % |" in md and "**FAIL**" in md
@@ -123,8 +139,18 @@ def test_cli_runs_with_their_files_beside_them_and_metrics() -> None:
 
     from logscope.cli import main
 
-    r = CliRunner().invoke(main, ["compare", "--base", str(CMP / "vllm-rep1.log"), "--other", str(CMP / "vllm-rep2.log"),
-                                  "--format", "json"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "compare",
+            "--base",
+            str(CMP / "vllm-rep1.log"),
+            "--other",
+            str(CMP / "vllm-rep2.log"),
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 1, r.output  # INCONCLUSIVE
     import json
 
@@ -141,9 +167,13 @@ def test_a_four_times_longer_context_fails_on_latency() -> None:
     """rep1 (512-token prompts) vs long (2048), same server, same client otherwise: the client's TTFT 768 -> 3681 ms
     and TPOT 36.3 -> 112.7 ms FAIL with intervals above zero; the decode rate (-66 %) stays INCONCLUSIVE because
     rep1's windows swing by half their mean; the offered prompt load is the workload's, not a speed."""
-    cmp = compare(logscope.load(_rep(1)),
-                  logscope.load([str(CMP / "vllm-long.log"), str(CMP / "vllm-long.client.json.gz")]))
-    assert cmp.not_ab == [] and cmp.degradation.context_ratio is not None and cmp.degradation.context_ratio > 3
+    cmp = compare(
+        logscope.load(_rep(1)),
+        logscope.load([str(CMP / "vllm-long.log"), str(CMP / "vllm-long.client.json.gz")]),
+    )
+    assert (
+        cmp.not_ab == [] and cmp.degradation.context_ratio is not None and cmp.degradation.context_ratio > 3
+    )
     v = _by(cmp)
     for key, base, other in (("ttft_mean_ms", 768.09, 3680.62), ("tpot_mean_ms", 36.26, 112.68)):
         m = v[key]
@@ -155,8 +185,10 @@ def test_a_four_times_longer_context_fails_on_latency() -> None:
 
 
 def test_two_repeats_against_one_run() -> None:
-    cmp = compare_runs([logscope.load(_rep(1)), logscope.load(_rep(2))],
-                       [logscope.load([str(CMP / "vllm-long.log"), str(CMP / "vllm-long.client.json.gz")])])
+    cmp = compare_runs(
+        [logscope.load(_rep(1)), logscope.load(_rep(2))],
+        [logscope.load([str(CMP / "vllm-long.log"), str(CMP / "vllm-long.client.json.gz")])],
+    )
     v = _by(cmp)
     itl = v["itl_p50_ms"]  # the printed summaries: 16.35 and 16.95 ms, then 88.05 ms
     assert itl.method == "runs" and itl.base == 16.65 and itl.verdict == "FAIL"  # type: ignore[attr-defined]

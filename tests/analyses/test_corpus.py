@@ -67,14 +67,26 @@ def test_real_spec_decode_matches_the_client() -> None:
     assert sd.verdict == "pays off"
 
 
-@pytest.mark.parametrize("name", ["a1_plain_c10", "a2_decode_steady_c10", "b1_ngram_spec_greedy_repetitive",
-                                  "b2_ngram_spec_random_sampled", "c1_kv_tight_waiting", "c5_kv_tight_preempt_burst",
-                                  "d1_ctx512", "e1_slow_tokenizer_fp8kv"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a1_plain_c10",
+        "a2_decode_steady_c10",
+        "b1_ngram_spec_greedy_repetitive",
+        "b2_ngram_spec_random_sampled",
+        "c1_kv_tight_waiting",
+        "c5_kv_tight_preempt_burst",
+        "d1_ctx512",
+        "e1_slow_tokenizer_fp8kv",
+    ],
+)
 def test_real_runs_with_traffic_have_a_decode_rate_and_unknown_preemptions(name: str) -> None:
     rep = _gen(name)
     assert rep.stable_decode is not None or rep.decode_under_load is not None
     d = rep.disturbances
-    assert d is not None and d.preemptions is None  # vLLM 0.32 never prints `Preemptions:` (c6's /metrics: 75)
+    assert (
+        d is not None and d.preemptions is None
+    )  # vLLM 0.32 never prints `Preemptions:` (c6's /metrics: 75)
     assert "no `Preemptions:` field" in rep.not_applicable["disturbances.preemptions"]
 
 
@@ -83,7 +95,9 @@ def test_real_decode_under_load() -> None:
     a1 = _gen("a1_plain_c10")
     assert a1.stable_decode is None and "no pure-decode window" in a1.not_applicable["stable_decode"]
     dl = a1.decode_under_load
-    assert dl is not None and dl.steady and dl.concurrency == 10 and (dl.running_min, dl.running_max) == (8, 10)
+    assert (
+        dl is not None and dl.steady and dl.concurrency == 10 and (dl.running_min, dl.running_max) == (8, 10)
+    )
     # the 17 plateau windows (lines 160-522) rise 40.3 % through a dip to 298.9 tok/s (a shared VM); the
     # longest part within 15 % is the 14 windows of lines 160-439
     assert dl.stretch is not None and (dl.stretch.samples, dl.stretch.trend_pct) == (17, 40.3)

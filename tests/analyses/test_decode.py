@@ -177,7 +177,8 @@ def test_a_stall_is_not_a_stable_decode_rate() -> None:
 
     rep = logscope.load(FIXTURES / "digest" / "ST01" / "fail-sglang-reporter-collapse.log").analyze()
     assert rep.stalls is not None and [(s.kind, s.start_line, s.end_line) for s in rep.stalls.spans] == [
-        ("stalled", 4, 10)]
+        ("stalled", 4, 10)
+    ]
     sd = rep.stable_decode
     assert sd is not None and sd.end_line < 4 and sd.mean_tok_s == 199.6
     assert "inside a stalled or deadlock span" in sd.method

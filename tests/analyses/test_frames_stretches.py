@@ -42,7 +42,9 @@ def _loop_stretches(samples: list[Sample], level: int, interval: float) -> list[
                     out.append(cur)
                 cur = _Loop(level, [i])
             pending = None
-        elif cur is not None and contiguous and pending is None and s.prefill is False and cur.idx[-1] == i - 1:
+        elif (
+            cur is not None and contiguous and pending is None and s.prefill is False and cur.idx[-1] == i - 1
+        ):
             pending = i
         else:
             if cur is not None:
@@ -58,10 +60,17 @@ def _random_series(rng: random.Random, n: int) -> Series:
     samples = []
     for i in range(n):
         t += rng.choice([1.0, 1.0, 1.0, 2.0, 9.0])  # 9 s: an idle gap at the 1 s interval
-        samples.append(Sample(
-            seq=i, file="x.log", line=i + 1, t_s=t, gen_tok_s=rng.choice([0.0, 50.0, 60.0, 70.0, float("nan")]),
-            running=rng.choice([0, 3, 4, 4, 4]), prefill=rng.choice([True, False, False, False, None]),
-        ))
+        samples.append(
+            Sample(
+                seq=i,
+                file="x.log",
+                line=i + 1,
+                t_s=t,
+                gen_tok_s=rng.choice([0.0, 50.0, 60.0, 70.0, float("nan")]),
+                running=rng.choice([0, 3, 4, 4, 4]),
+                prefill=rng.choice([True, False, False, False, None]),
+            )
+        )
     return Series.of_samples("0", "TP0", samples, "SGLang Decode batch lines", "decode-log window")
 
 
@@ -98,7 +107,7 @@ def _loop_peaks(rows: list[dict[str, object]], interval: float) -> tuple[float |
         prev = b
 
     def best(runs: list[list[float]]) -> float | None:
-        ms = [statistics.median(r[i:i + 3]) for r in runs for i in range(len(r) - 2)]
+        ms = [statistics.median(r[i : i + 3]) for r in runs for i in range(len(r) - 2)]
         return max(ms) if ms else None
 
     return best(agg), best(per)
@@ -112,8 +121,20 @@ def test_sustained_peak_on_columns_equals_the_loop(seed: int) -> None:
     for i in range(rng.randint(0, 60)):
         t += rng.choice([1.0, 1.0, 2.0, 9.0])
         decode = rng.random() < 0.85
-        rows.append({"seq": i, "file": "x.log", "line": i + 1, "t_s": t, "running": rng.choice([0, 1, 2, 4, 4]),
-                     "waiting": None, "gen_tok_s": rng.uniform(0, 500) if decode else None, "prefill": not decode,
-                     "decode_line": decode, "prompt_tok_s": None, "kv_usage_pct": None})
+        rows.append(
+            {
+                "seq": i,
+                "file": "x.log",
+                "line": i + 1,
+                "t_s": t,
+                "running": rng.choice([0, 1, 2, 4, 4]),
+                "waiting": None,
+                "gen_tok_s": rng.uniform(0, 500) if decode else None,
+                "prefill": not decode,
+                "decode_line": decode,
+                "prompt_tok_s": None,
+                "kv_usage_pct": None,
+            }
+        )
     df = pl.DataFrame(rows, schema=BEAT_SCHEMA).with_row_index("i")
     assert _peaks(_Track("TP0", df, 1.0, False, [])) == _loop_peaks(rows, 1.0)

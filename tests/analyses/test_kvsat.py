@@ -33,10 +33,19 @@ def test_vllm_v0_pending_queue_is_one_episode_until_the_end() -> None:
 
 def test_sglang_full_token_usage_counts_as_usage() -> None:
     # variant swa-hybrid: 'full token usage: 1.00' x3 then 0.96 x7 (hand-abbreviated lines without the queue)
-    eps = _eps(FIXTURES / "sglang/corpus/swa-hybrid-full-token-usage-1.00-missing-bracket-then-user-abbreviated.log")
+    eps = _eps(
+        FIXTURES / "sglang/corpus/swa-hybrid-full-token-usage-1.00-missing-bracket-then-user-abbreviated.log"
+    )
     assert isinstance(eps, list) and len(eps) == 1
     e = eps[0]
-    assert (e.start_line, e.end_line, e.windows, e.max_waiting, e.until_end, e.engine) == (1, 10, 10, 2, True, "TP0")
+    assert (e.start_line, e.end_line, e.windows, e.max_waiting, e.until_end, e.engine) == (
+        1,
+        10,
+        10,
+        2,
+        True,
+        "TP0",
+    )
     assert e.outlasts_traffic is False
 
 
@@ -45,7 +54,9 @@ def test_real_capture_three_full_windows_then_drained() -> None:
     # 89.4 % window before it breaks the first run (one window only)
     eps = _eps(FIXTURES / "metrics/vllm-kvtight-metrics.log")
     assert isinstance(eps, list)
-    assert [(e.start_line, e.end_line, e.windows, e.max_waiting, e.until_end) for e in eps] == [(146, 152, 3, 11, False)]
+    assert [(e.start_line, e.end_line, e.windows, e.max_waiting, e.until_end) for e in eps] == [
+        (146, 152, 3, 11, False)
+    ]
     assert (eps[0].running_start, eps[0].running_end) == (8, 6)
 
 
@@ -72,6 +83,11 @@ def test_real_capture_with_request_logging_names_the_admitted_requests() -> None
     assert isinstance(eps, list) and len(eps) == 1
     e = eps[0]
     assert (e.start_line, e.end_line, e.windows, e.max_waiting, e.until_end) == (179, 223, 6, 19, False)
-    assert (e.start_time, e.end_time, e.running_start, e.running_end) == ("12-03 18:10:53", "12-03 18:11:43", 15, 7)
+    assert (e.start_time, e.end_time, e.running_start, e.running_end) == (
+        "12-03 18:10:53",
+        "12-03 18:11:43",
+        15,
+        7,
+    )
     assert e.admitted_before_count == 24 and e.admitted_before is not None and len(e.admitted_before) == 20
     assert e.admitted_before[0] == "cmpl-bench-a0269d64-0-0-a096be73"

@@ -75,8 +75,10 @@ def test_merge_by_time_is_the_sorted_order(files: list[list[float | None]], in_o
 def test_multi_file_load_aligns_clocks_like_model_copy(tmp_path: Path) -> None:
     a = tmp_path / "a.log"
     b = tmp_path / "b.log"
-    line = "[2026-10-18 18:0{m}:0{s} TP0] Decode batch, #running-req: 1, #token: 10, token usage: 0.01, " \
-           "gen throughput (token/s): 12.5, #queue-req: 0\n"
+    line = (
+        "[2026-10-18 18:0{m}:0{s} TP0] Decode batch, #running-req: 1, #token: 10, token usage: 0.01, "
+        "gen throughput (token/s): 12.5, #queue-req: 0\n"
+    )
     a.write_text("".join(line.format(m=1, s=s) for s in range(5)))
     b.write_text("".join(line.format(m=2, s=s) for s in range(5)))
     run = load([str(a), str(b)])
@@ -112,14 +114,19 @@ def _frame_plain(events: list[Event], kind: str) -> pl.DataFrame:
     for name in sch:
         values = [getattr(e, name) for e in rows]
         if name in _dict_fields(kind):
-            values = [json.dumps(v, default=str, sort_keys=True) if isinstance(v, dict) else v for v in values]
+            values = [
+                json.dumps(v, default=str, sort_keys=True) if isinstance(v, dict) else v for v in values
+            ]
         cols[name] = values
     df = pl.DataFrame(cols, schema=sch)
     return df.with_columns(pl.Series("seq", order, dtype=pl.Int64)).select(["seq", *sch])
 
 
-SAMPLES = [FIXTURES / "case" / "sglang-64k.log", FIXTURES / "case" / "vllm-64k.log",
-           *sorted((FIXTURES / "bench").glob("*.txt"))[:3]]
+SAMPLES = [
+    FIXTURES / "case" / "sglang-64k.log",
+    FIXTURES / "case" / "vllm-64k.log",
+    *sorted((FIXTURES / "bench").glob("*.txt"))[:3],
+]
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
@@ -133,8 +140,12 @@ def test_frames_and_views_match_the_plain_forms(path: Path) -> None:
     by_kind: dict[str, list[tuple[int, Event]]] = {}
     for i, e in enumerate(events):
         by_kind.setdefault(e.kind, []).append((i, e))
-    for kinds in (("decode_batch",), ("throughput", "decode_batch", "prefill_batch"), ("warning", "error", "unparsed", "oom"),
-                  ("nothing",)):
+    for kinds in (
+        ("decode_batch",),
+        ("throughput", "decode_batch", "prefill_batch"),
+        ("warning", "error", "unparsed", "oom"),
+        ("nothing",),
+    ):
         want = sorted((x for k in kinds for x in by_kind.get(k, [])), key=lambda x: x[0])
         got = ctx.of_kind(*kinds)
         assert [(i, id(e)) for i, e in got] == [(i, id(e)) for i, e in want]

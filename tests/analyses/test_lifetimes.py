@@ -35,14 +35,20 @@ def _lines(p: Path) -> int:
 
 def test_failed_start_then_good_start_vllm(tmp_path: Path) -> None:
     log = _joined(tmp_path, V_FAIL, V_GOOD)
-    n_fail = _lines(V_FAIL)  # 169 (167 newlines, two \r fragments); the good log's banner begins at its line 2
+    n_fail = _lines(
+        V_FAIL
+    )  # 169 (167 newlines, two \r fragments); the good log's banner begins at its line 2
     assert n_fail == 169
     run = logscope.load(str(log))
     lts = run.lifetimes
     assert [(x.index, x.start_line, x.started_by, x.ready, x.served_traffic) for x in lts] == [
-        (1, 1, "banner", False, False), (2, n_fail + 2, "banner", True, True)]
-    assert [(x.start_time, x.engine_version) for x in lts] == [("11-30 12:20:13", "0.32.0"),
-                                                               ("11-30 12:04:45", "0.32.0")]
+        (1, 1, "banner", False, False),
+        (2, n_fail + 2, "banner", True, True),
+    ]
+    assert [(x.start_time, x.engine_version) for x in lts] == [
+        ("11-30 12:20:13", "0.32.0"),
+        ("11-30 12:04:45", "0.32.0"),
+    ]
     rep = run.analyze()
     assert rep.analyzed_lifetime is not None and rep.analyzed_lifetime.index == 2
     assert "last of the 2 lifetimes that served traffic" in rep.analyzed_lifetime.reason
@@ -69,7 +75,9 @@ def _shifted(section: object, by: int) -> str:
 
     def walk(x: object) -> object:
         if isinstance(x, dict):
-            return {k: (v - by if isinstance(v, int) and k.endswith("line") else walk(v)) for k, v in x.items()}
+            return {
+                k: (v - by if isinstance(v, int) and k.endswith("line") else walk(v)) for k, v in x.items()
+            }
         if isinstance(x, list):
             return [walk(v) for v in x]
         if isinstance(x, str):  # "(line 53)" in a method sentence
@@ -92,7 +100,9 @@ def test_failed_start_then_good_start_sglang(tmp_path: Path) -> None:
     log = _joined(tmp_path, S_FAIL, S_GOOD)
     run = logscope.load(str(log))
     assert [(x.start_line, x.started_by, x.start_time, x.served_traffic) for x in run.lifetimes] == [
-        (1, "args", "2026-11-30 12:31:02", False), (_lines(S_FAIL) + 9, "args", "2026-11-30 12:41:09", True)]
+        (1, "args", "2026-11-30 12:31:02", False),
+        (_lines(S_FAIL) + 9, "args", "2026-11-30 12:41:09", True),
+    ]
     rep = run.analyze()
     assert rep.analyzed_lifetime is not None and rep.analyzed_lifetime.index == 2
     assert ("EN02", 1) in [(f.code, f.lifetime) for f in rep.findings]
@@ -100,7 +110,9 @@ def test_failed_start_then_good_start_sglang(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("parts", [(V_FAIL, V_GOOD), (S_FAIL, S_GOOD)], ids=["vllm", "sglang"])
-def test_every_reader_cuts_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parts: tuple[Path, Path]) -> None:
+def test_every_reader_cuts_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parts: tuple[Path, Path]
+) -> None:
     from logscope.follow import Follower
     from logscope.parsers import chunks
 
@@ -124,7 +136,9 @@ def test_folder_of_runs_and_a_rotated_log(tmp_path: Path) -> None:
         (runs / p.name).write_bytes(p.read_bytes())
     lts = logscope.load(str(runs)).lifetimes
     assert [(Path(x.files[0]).name, x.start_time) for x in lts] == [
-        ("gen-a1_plain_c10.log", "11-30 12:04:45"), ("gen-d1_ctx512.log", "11-30 12:21:11")]
+        ("gen-a1_plain_c10.log", "11-30 12:04:45"),
+        ("gen-d1_ctx512.log", "11-30 12:21:11"),
+    ]
     # a log rotated in two parts: the second has no banner and continues the first start
     data = V_GOOD.read_bytes().split(b"\n")
     (tmp_path / "vllm.log.1").write_bytes(b"\n".join(data[:300]) + b"\n")
@@ -167,13 +181,22 @@ REAL = FIXTURES / "vllm" / "lifetimes"
 def test_real_two_lifetimes_capture(loader: object) -> None:
     # two `vllm serve` processes appended with >> (fixtures/vllm/lifetimes/README.md): banners at lines 4
     # and 198; 4096 / 1G, then 2048 / 512M / --max-num-seqs 4; each with its own client's output
-    run = loader([str(REAL / "two-lifetimes.log"), str(REAL / "two-lifetimes.run1.client.txt"),  # type: ignore[operator]
-                  str(REAL / "two-lifetimes.run2.client.txt")])
+    run = loader(
+        [
+            str(REAL / "two-lifetimes.log"),
+            str(REAL / "two-lifetimes.run1.client.txt"),  # type: ignore[operator]
+            str(REAL / "two-lifetimes.run2.client.txt"),
+        ]
+    )
     lts = run.lifetimes
     assert [(x.start_line, x.start_time, x.started_by, x.served_traffic, x.ready) for x in lts] == [
-        (1, "12-03 15:21:55", "banner", True, True), (198, "12-03 15:26:08", "banner", True, True)]
+        (1, "12-03 15:21:55", "banner", True, True),
+        (198, "12-03 15:26:08", "banner", True, True),
+    ]
     assert [[Path(f).name for f in x.files] for x in lts] == [
-        ["two-lifetimes.log", "two-lifetimes.run1.client.txt"], ["two-lifetimes.log", "two-lifetimes.run2.client.txt"]]
+        ["two-lifetimes.log", "two-lifetimes.run1.client.txt"],
+        ["two-lifetimes.log", "two-lifetimes.run2.client.txt"],
+    ]
     rep = run.analyze()
     assert rep.analyzed_lifetime.index == 2  # both served: the last
     assert (rep.kv_pool.tokens, rep.kv_pool.max_model_len) == (131072, 2048)
@@ -192,7 +215,9 @@ def test_an_input_without_events_has_no_lifetime_and_still_reports(tmp_path: Pat
     assert split_lifetimes([], []).items == []
     log = tmp_path / "pasted.log"
     log.write_text("tip: install termplotlib and gnuplot to plot the metrics\n")
-    run = logscope.load(log, keep_unparsed=False)  # the sparse read analyze makes: the line is counted, no event
+    run = logscope.load(
+        log, keep_unparsed=False
+    )  # the sparse read analyze makes: the line is counted, no event
     assert run.events == [] and run.lifetimes == [] and run.lifetime() is run
     rep = run.analyze()
     assert rep.analyzed_lifetime is None and rep.lifetimes == []

@@ -95,7 +95,9 @@ def test_cross_check_against_log(series: MetricsSection) -> None:
 
 def test_cross_check_one_second_scrapes() -> None:
     """The c6 recapture scraped every ~1.3 s: the same windows, compared honestly (README: vllm-c6-metrics-1s)."""
-    res = metrics_section(read_metrics([str(HERE / "vllm-c6-metrics-1s.scrapes.txt.xz")], ANALYSED), load([str(C6_LOG)]).events)
+    res = metrics_section(
+        read_metrics([str(HERE / "vllm-c6-metrics-1s.scrapes.txt.xz")], ANALYSED), load([str(C6_LOG)]).events
+    )
     assert isinstance(res, MetricsSection) and res.scrapes == 339
     cc = res.cross_check
     assert cc is not None and "339 of 339" in cc.alignment
@@ -142,13 +144,17 @@ def test_bad_input(tmp_path: Path) -> None:
     got = _section([_scrapes(tmp_path, cut, real)])
     assert got.scrapes == 2 and any("ends mid-line" in n for n in got.notes)
     # NaN / Inf values dropped with a note
-    bad = real.replace('vllm:num_requests_waiting{engine="0",model_name="/models/tiny-llama"} 0.0',
-                       'vllm:num_requests_waiting{engine="0",model_name="/models/tiny-llama"} NaN')
+    bad = real.replace(
+        'vllm:num_requests_waiting{engine="0",model_name="/models/tiny-llama"} 0.0',
+        'vllm:num_requests_waiting{engine="0",model_name="/models/tiny-llama"} NaN',
+    )
     got = _section([_scrapes(tmp_path, bad)])
     assert "waiting" not in got.gauges and any("NaN/Inf" in n for n in got.notes)
     # a counter that goes down: a restart, counted from 0 again
-    lower = real.replace('vllm:num_preemptions_total{engine="0",model_name="/models/tiny-llama"} 41.0',
-                         'vllm:num_preemptions_total{engine="0",model_name="/models/tiny-llama"} 5.0')
+    lower = real.replace(
+        'vllm:num_preemptions_total{engine="0",model_name="/models/tiny-llama"} 41.0',
+        'vllm:num_preemptions_total{engine="0",model_name="/models/tiny-llama"} 5.0',
+    )
     got = _section([_scrapes(tmp_path, real, lower)])
     c = got.counters["preemptions"]
     assert c.resets == 1 and c.total == 46 and c.intervals[0].increase == 5
@@ -195,11 +201,16 @@ def test_slo_gates() -> None:
             parse_slo(bad)
     run = load([str(LOG), str(HERE / "vllm-kvtight-metrics.client.txt")])
     m = _section([str(SERIES)])
-    got = evaluate("ttft_p95<=2s,tpot_p95<=50ms,itl_p99<=100ms,error_rate<=1%,queue_p99<=1s,queue_p99<=100ms",
-                   run.events, m)
+    got = evaluate(
+        "ttft_p95<=2s,tpot_p95<=50ms,itl_p99<=100ms,error_rate<=1%,queue_p99<=1s,queue_p99<=100ms",
+        run.events,
+        m,
+    )
     by = {(c.gate): c for c in got.checks}
     ttft = by["ttft_p95<=2s"]  # the client prints no P95 TTFT: from the histogram (984.2 ms, see above)
-    assert ttft.status == "pass" and ttft.source and ttft.source.startswith("metrics vllm:time_to_first_token")
+    assert (
+        ttft.status == "pass" and ttft.source and ttft.source.startswith("metrics vllm:time_to_first_token")
+    )
     assert ttft.measured == pytest.approx(1000 * (0.75 + 0.25 * (22.8 - 5) / 19), abs=1e-3)
     assert by["tpot_p95<=50ms"].status == "fail"
     itl = by["itl_p99<=100ms"]  # the client printed P99 ITL 128.04 ms: the client comes first
@@ -217,8 +228,16 @@ def test_slo_gates() -> None:
 
 def test_cli_slo_exit_codes() -> None:
     runner = CliRunner()
-    base = ["analyze", str(LOG), "--bench", str(HERE / "vllm-kvtight-metrics.client.txt"), "--metrics", str(SERIES),
-            "--format", "json"]
+    base = [
+        "analyze",
+        str(LOG),
+        "--bench",
+        str(HERE / "vllm-kvtight-metrics.client.txt"),
+        "--metrics",
+        str(SERIES),
+        "--format",
+        "json",
+    ]
     ok = runner.invoke(main, [*base, "--slo", "ttft_p95<=2s,error_rate<=1%"])
     assert ok.exit_code == 0, ok.output
     assert "SLO PASS: ttft_p95 984.21 ms <= 2000 ms" in ok.stderr
@@ -284,7 +303,8 @@ def test_sglang_ranks_counted_once(tmp_path: Path) -> None:
         'sglang:num_running_reqs{dp_rank="0",model_name="m",tp_rank="0"} 162.0\n'
         'sglang:num_running_reqs{dp_rank="0",model_name="m",tp_rank="1"} 162.0\n'
         'sglang:num_running_reqs{dp_rank="1",model_name="m",tp_rank="2"} 7.0\n'
-        'sglang:num_running_reqs{dp_rank="1",model_name="m",tp_rank="3"} 7.0')
+        'sglang:num_running_reqs{dp_rank="1",model_name="m",tp_rank="3"} 7.0',
+    )
     got = _section([_scrapes(tmp_path, base)])
     assert got.gauges["running"].last == 169
 

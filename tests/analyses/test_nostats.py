@@ -27,7 +27,11 @@ def test_disable_log_stats_names_the_cause_in_decode_and_prefill() -> None:
     [m] = missing_stats(data)
     # 40 `POST /v1/completions` 200 (the 4 GET /metrics and 1 POST /tokenize are not traffic)
     assert (m.traffic, m.traffic_what, m.first_traffic.line, m.first_line) == (
-        40, "access lines of inference requests", 105, 101)
+        40,
+        "access lines of inference requests",
+        105,
+        101,
+    )
     assert m.cause_line is not None and m.cause_line.line == 8
     assert "--disable-log-stats" in m.cause and "--disable-log-stats" in m.fix
     for res in (stable_decode(data), prefill(data)):
@@ -73,8 +77,12 @@ def test_each_lifetime_on_its_own(tmp_path: Path, order: str) -> None:
     assert m.cause_line is not None and m.cause_line.line == 8 + offset
 
 
-@pytest.mark.parametrize("path", sorted((FIXTURES / "vllm" / "corpus").glob("*.log"))
-                         + sorted((FIXTURES / "sglang" / "corpus").glob("*.log")) + [WITH_STATS],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path",
+    sorted((FIXTURES / "vllm" / "corpus").glob("*.log"))
+    + sorted((FIXTURES / "sglang" / "corpus").glob("*.log"))
+    + [WITH_STATS],
+    ids=lambda p: p.name,
+)
 def test_quiet_on_real_runs(path: Path) -> None:
     assert missing_stats(_data(path)) == []

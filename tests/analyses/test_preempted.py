@@ -19,15 +19,23 @@ def test_v0_line_names_its_request_and_the_count() -> None:
     got = _pr("vllm/preempted/v0-swap-preempted-then-assert-issue10685.log")
     assert isinstance(got, list) and len(got) == 1
     p = got[0]
-    assert (p.request_id, p.line, p.mode, p.cumulative) == ("cmpl-f5a99b8801444ad19f63a764ebb493b7-0", 1, "SWAP", 1)
-    assert p.window_line is None and p.generated_tokens is None  # no stats line after it; tokens never printed
+    assert (p.request_id, p.line, p.mode, p.cumulative) == (
+        "cmpl-f5a99b8801444ad19f63a764ebb493b7-0",
+        1,
+        "SWAP",
+        1,
+    )
+    assert (
+        p.window_line is None and p.generated_tokens is None
+    )  # no stats line after it; tokens never printed
 
 
 def test_v0_line_after_stats_lines_is_placed_in_the_next_window() -> None:
     got = _pr("vllm/preempted/v0-063-swap-preempted-issue546.log")
     assert isinstance(got, list)
     assert [(p.request_id, p.line, p.window_line, p.cumulative) for p in got] == [
-        ("chat-7e630abf1a8b4c8a88775b1e98a54cf2", 3, None, None)]  # the excerpt ends before the window's stats line
+        ("chat-7e630abf1a8b4c8a88775b1e98a54cf2", 3, None, None)
+    ]  # the excerpt ends before the window's stats line
 
 
 def test_v0_window_line_is_the_next_stats_line_of_the_file(tmp_path: object) -> None:
@@ -43,7 +51,9 @@ def test_v0_window_line_is_the_next_stats_line_of_the_file(tmp_path: object) -> 
 
 
 def test_v1_gives_null_with_the_reason() -> None:
-    got = _pr("vllm/corpus/gen-c5_kv_tight_preempt_burst.log")  # real preemptions (README), no per-request line
+    got = _pr(
+        "vllm/corpus/gen-c5_kv_tight_preempt_burst.log"
+    )  # real preemptions (README), no per-request line
     assert isinstance(got, NotApplicable) and "V1 prints no per-request preemption line" in got.reason
 
 

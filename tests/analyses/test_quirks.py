@@ -32,6 +32,8 @@ def test_real_vllm_032_run_says_it_in_the_prefill_method() -> None:
 
 
 def test_real_sglang_run_without_a_version_line_gets_no_claim() -> None:
-    rep = logscope.load(FIXTURES / "sglang/corpus/gen-d1_ctx512.log").analyze()  # SGLang 0.5.23 prints no version
+    rep = logscope.load(
+        FIXTURES / "sglang/corpus/gen-d1_ctx512.log"
+    ).analyze()  # SGLang 0.5.23 prints no version
     assert rep.engine_version is None and rep.prefill is not None
     assert "18570" not in rep.prefill.method

@@ -89,7 +89,9 @@ def test_no_request_lines_is_not_applicable() -> None:
 
 def test_metrics_fill_server_counts() -> None:
     m = FIX / "metrics"
-    rep = load([str(m / "vllm-kvtight-metrics.log")]).analyze(metrics=[str(m / "vllm-kvtight-metrics.scrapes.txt.gz")])
+    rep = load([str(m / "vllm-kvtight-metrics.log")]).analyze(
+        metrics=[str(m / "vllm-kvtight-metrics.scrapes.txt.gz")]
+    )
     assert rep.requests is not None
     # vllm:request_success_total{finished_reason="length"} 24 at the last scrape (--ignore-eos, 1000 tokens each)
     assert rep.requests.metrics_finished_by_reason.get("length") == 24

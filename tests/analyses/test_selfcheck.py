@@ -13,15 +13,29 @@ from logscope.analyses.selfcheck import busy_spans, self_check
 from logscope.parsers.bench import result_file_events
 from tests.conftest import FIXTURES
 
-VLLM_RUNS = ["a1_plain_c10", "a2_decode_steady_c10", "b1_ngram_spec_greedy_repetitive", "b2_ngram_spec_random_sampled",
-             "c1_kv_tight_waiting", "c5_kv_tight_preempt_burst", "d1_ctx512", "e1_slow_tokenizer_fp8kv"]
+VLLM_RUNS = [
+    "a1_plain_c10",
+    "a2_decode_steady_c10",
+    "b1_ngram_spec_greedy_repetitive",
+    "b2_ngram_spec_random_sampled",
+    "c1_kv_tight_waiting",
+    "c5_kv_tight_preempt_burst",
+    "d1_ctx512",
+    "e1_slow_tokenizer_fp8kv",
+]
 SGLANG_RUNS = ["a1_plain_c10", "c1_kv_tight_queue", "d1_ctx512"]
 # every server log of the shared corpus (copied unedited) with its client's printed result, and its
 # sidecar of hand counts (`*_client.json`: counts, not a client result file)
-PAIRS = ([(FIXTURES / "vllm" / "corpus" / f"gen-{r}.log", FIXTURES / "bench" / "corpus" / f"vllm-0.32.0-{r}.client.txt")
-          for r in VLLM_RUNS]
-         + [(FIXTURES / "sglang" / "corpus" / f"gen-{r}.log", FIXTURES / "sglang" / "corpus" / f"gen-{r}.client.txt")
-            for r in SGLANG_RUNS])
+PAIRS = [
+    (
+        FIXTURES / "vllm" / "corpus" / f"gen-{r}.log",
+        FIXTURES / "bench" / "corpus" / f"vllm-0.32.0-{r}.client.txt",
+    )
+    for r in VLLM_RUNS
+] + [
+    (FIXTURES / "sglang" / "corpus" / f"gen-{r}.log", FIXTURES / "sglang" / "corpus" / f"gen-{r}.client.txt")
+    for r in SGLANG_RUNS
+]
 
 
 def _entry(log: Path, client: Path) -> tuple[object, object]:
@@ -31,7 +45,9 @@ def _entry(log: Path, client: Path) -> tuple[object, object]:
     return rep, entry
 
 
-@pytest.mark.parametrize(("log", "client"), PAIRS, ids=[f"{p[0].parent.parent.name}-{p[0].stem}" for p in PAIRS])
+@pytest.mark.parametrize(
+    ("log", "client"), PAIRS, ids=[f"{p[0].parent.parent.name}-{p[0].stem}" for p in PAIRS]
+)
 def test_real_clients_pass_their_self_check(log: Path, client: Path) -> None:
     rep, entry = _entry(log, client)
     sc = entry.self_check  # type: ignore[attr-defined]
@@ -48,13 +64,17 @@ def test_real_clients_pass_their_self_check(log: Path, client: Path) -> None:
 
 def test_sglang_tokens_are_counted_exactly() -> None:
     # SGLang d1: 64 Decode batch lines of 10 running requests, 40 steps per line = 25,600 = the client's total
-    _rep, entry = _entry(FIXTURES / "sglang" / "corpus" / "gen-d1_ctx512.log",
-                         FIXTURES / "sglang" / "corpus" / "gen-d1_ctx512.client.txt")
+    _rep, entry = _entry(
+        FIXTURES / "sglang" / "corpus" / "gen-d1_ctx512.log",
+        FIXTURES / "sglang" / "corpus" / "gen-d1_ctx512.client.txt",
+    )
     sc = entry.self_check  # type: ignore[attr-defined]
     acc = next(c for c in sc.checks if c.name == "token_accounting")
     assert (acc.client, acc.server) == (25600, 25600) and "× 40 decode steps per line" in sc.method
     ident = next(c for c in sc.checks if c.name == "latency_identity")
-    assert ident.ok and ident.client == 4494.42 and ident.server == pytest.approx(429.62 + 15.94 * 255, abs=0.01)
+    assert (
+        ident.ok and ident.client == 4494.42 and ident.server == pytest.approx(429.62 + 15.94 * 255, abs=0.01)
+    )
 
 
 def _planted(tmp_path: Path, client: Path, edits: dict[str, str]) -> Path:
@@ -70,7 +90,11 @@ def _planted(tmp_path: Path, client: Path, edits: dict[str, str]) -> Path:
 def test_planted_token_excess_points_to_measurement(tmp_path: Path) -> None:
     # the real SGLang a1 client, edited as a client counting 1.5 tokens per streamed chunk would print it
     real = FIXTURES / "sglang" / "corpus" / "gen-a1_plain_c10.client.txt"
-    bad = _planted(tmp_path, real, {"Total generated tokens:                  60000": "Total generated tokens:                  90000"})
+    bad = _planted(
+        tmp_path,
+        real,
+        {"Total generated tokens:                  60000": "Total generated tokens:                  90000"},
+    )
     rep = logscope.load([FIXTURES / "sglang" / "corpus" / "gen-a1_plain_c10.log", bad]).analyze()
     bn = [f for f in rep.findings if f.code == "BN02"]
     assert len(bn) == 2  # the token count, and the latency identity it breaks (300 -> 450 tokens a request)
@@ -102,8 +126,10 @@ def test_a_run_that_cannot_be_placed_is_not_checked() -> None:
     a1 = logscope.load(FIXTURES / "bench" / "corpus" / "vllm-0.32.0-a1_plain_c10.client.txt")
     (e,) = a1.of_kind("bench_result")
     res = self_check(e, spans, how)  # type: ignore[arg-type]
-    assert "no busy stretch(es) of the log match the client's 178.9 s (stretches: 50 s)" in res.not_applicable[
-        "token_accounting"]
+    assert (
+        "no busy stretch(es) of the log match the client's 178.9 s (stretches: 50 s)"
+        in res.not_applicable["token_accounting"]
+    )
     assert not res.failed
 
 
@@ -129,16 +155,26 @@ def test_real_inference_perf_retokenizing_is_flagged_as_measurement() -> None:
     import json
 
     validation = json.loads((CAP / "ip-run" / "validation.json").read_text())
-    assert any(w["check"] == "summary.token_mismatches"
-               for w in validation["reports"]["summary_lifecycle_metrics.json"]["warnings"])
-    rep = logscope.load([CAP / "ip-run.vllm-server.log", CAP / "ip-run" / "summary_lifecycle_metrics.json"]).analyze()
+    assert any(
+        w["check"] == "summary.token_mismatches"
+        for w in validation["reports"]["summary_lifecycle_metrics.json"]["warnings"]
+    )
+    rep = logscope.load(
+        [CAP / "ip-run.vllm-server.log", CAP / "ip-run" / "summary_lifecycle_metrics.json"]
+    ).analyze()
     (bn,) = [f for f in rep.findings if f.code == "BN02"]
     assert "pointing to measurement: client output tokens 8,739 vs 7,678 tokens" in bn.message
     assert "ratio 1.14" in bn.message
 
 
-@pytest.mark.parametrize("name", ["guidellm-benchmarks.json.gz", "D256_128_text-to-text_num_concurrency_8_time_62s.json",
-                                  "inference-perf-summary_lifecycle_metrics.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "guidellm-benchmarks.json.gz",
+        "D256_128_text-to-text_num_concurrency_8_time_62s.json",
+        "inference-perf-summary_lifecycle_metrics.json",
+    ],
+)
 def test_four_real_clients_on_one_server_raise_nothing(name: str) -> None:
     # three runs on one server lifetime, 45 s apart: GuideLLM's clock places its run (7,680 vs 7,652 tokens); the
     # others cannot be placed (two or three stretches match their duration), so nothing is judged on them
@@ -168,7 +204,9 @@ def test_real_aiperf_retokenizing_is_flagged_as_measurement() -> None:
 def test_the_report_shows_its_self_check() -> None:
     from logscope.render.markdown import render_markdown
 
-    rep = logscope.load([CAP / "aiperf-run.vllm-server.log", CAP / "aiperf-run" / "profile_export_aiperf.json"]).analyze()
+    rep = logscope.load(
+        [CAP / "aiperf-run.vllm-server.log", CAP / "aiperf-run" / "profile_export_aiperf.json"]
+    ).analyze()
     md = render_markdown(rep, skipped_figures=None)
     assert "| result | self-check | client | server | unit | verdict |" in md
     assert "| token accounting | 8,478 | 7,634 | tokens | points to measurement |" in md

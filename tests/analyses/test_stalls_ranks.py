@@ -87,10 +87,14 @@ def test_stalled_generation_against_the_runs_own_peak() -> None:
     assert _stalls(DIGEST / "ST01" / "pass-vllm-v0-slow-throughout.log").spans == []
 
 
-@pytest.mark.parametrize("path", sorted((FIXTURES / "vllm" / "corpus").glob("gen-*.log"))
-                         + sorted((FIXTURES / "sglang" / "corpus").glob("gen-*.log"))
-                         + sorted((ROOT / "engine_logs").glob("*.log"))
-                         + sorted((FIXTURES / "case").glob("*.log")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path",
+    sorted((FIXTURES / "vllm" / "corpus").glob("gen-*.log"))
+    + sorted((FIXTURES / "sglang" / "corpus").glob("gen-*.log"))
+    + sorted((ROOT / "engine_logs").glob("*.log"))
+    + sorted((FIXTURES / "case").glob("*.log")),
+    ids=lambda p: p.name,
+)
 def test_no_stall_in_the_real_runs(path: Path) -> None:
     res = stalls(_data(path))
     assert isinstance(res, NotApplicable) or res.spans == [], [s.detail for s in res.spans]
@@ -99,8 +103,10 @@ def test_no_stall_in_the_real_runs(path: Path) -> None:
 def test_ranks_of_two_vllm_engines() -> None:
     res = _ranks(DIGEST / "RK01" / "pass-vllm-dp-engines.log")
     assert [x.rank for x in res.ranks] == ["engine 0", "engine 1"]
-    assert [(x.max_running, x.max_waiting, x.mean_gen_tok_s) for x in res.ranks] == [(93, 214, 1304.1),
-                                                                                       (57, 198, 912.0)]
+    assert [(x.max_running, x.max_waiting, x.mean_gen_tok_s) for x in res.ranks] == [
+        (93, 214, 1304.1),
+        (57, 198, 912.0),
+    ]
     assert [x.running_share_pct for x in res.ranks] == [62.0, 38.0]
     assert [x.waiting_share_pct for x in res.ranks] == [51.9, 48.1]
     assert res.moments == 1 and res.imbalances == []

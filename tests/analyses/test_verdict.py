@@ -21,8 +21,17 @@ from logscope.analyses.verdict import (
 )
 
 
-@pytest.mark.parametrize(("p", "df", "want"), [(0.95, 1, 6.3138), (0.95, 2, 2.9200), (0.95, 5, 2.0150),
-                                               (0.95, 30, 1.6973), (0.975, 10, 2.2281), (0.95, 1e6, 1.6449)])
+@pytest.mark.parametrize(
+    ("p", "df", "want"),
+    [
+        (0.95, 1, 6.3138),
+        (0.95, 2, 2.9200),
+        (0.95, 5, 2.0150),
+        (0.95, 30, 1.6973),
+        (0.975, 10, 2.2281),
+        (0.95, 1e6, 1.6449),
+    ],
+)
 def test_t_quantile_matches_the_tables(p: float, df: float, want: float) -> None:
     assert t_quantile(p, df) == pytest.approx(want, abs=2e-4)
 
@@ -79,21 +88,28 @@ def test_one_run_per_side_adds_the_run_to_run_term() -> None:
 
 def test_blocks_and_statistics() -> None:
     xs = [float(x) for x in range(1, 101)]
-    assert statistic(xs, "mean") == 50.5 and statistic(xs, "p50") == 50.5 and statistic(xs, "p95") == pytest.approx(95.05)
+    assert (
+        statistic(xs, "mean") == 50.5
+        and statistic(xs, "p50") == 50.5
+        and statistic(xs, "p95") == pytest.approx(95.05)
+    )
     got = blocks(xs, list(reversed(xs)), "mean", size=20)  # in start order: the reverse
     assert got == [90.5, 70.5, 50.5, 30.5, 10.5]
     assert len(blocks(xs[:49], None, "mean", size=20)) == 2  # 9 left over join the block before
 
 
-@pytest.mark.parametrize(("change", "lo", "hi", "better", "want"), [
-    (-0.30, -0.35, -0.25, "higher", "FAIL"),  # slower, the whole interval below 0, estimate past 5 %
-    (-0.01, -0.03, 0.01, "higher", "PASS"),  # at worst 3 % slower
-    (0.20, 0.05, 0.40, "higher", "PASS"),  # faster across the interval
-    (-0.04, -0.20, 0.12, "higher", "INCONCLUSIVE"),  # holds no change and a 20 % slowdown
-    (-0.045, -0.08, -0.01, "higher", "INCONCLUSIVE"),  # slower for sure, but the estimate is within 5 %
-    (0.30, 0.25, 0.35, "lower", "FAIL"),  # a latency 30 % higher
-    (-0.30, -0.35, -0.25, "lower", "PASS"),  # a latency 30 % lower
-])
+@pytest.mark.parametrize(
+    ("change", "lo", "hi", "better", "want"),
+    [
+        (-0.30, -0.35, -0.25, "higher", "FAIL"),  # slower, the whole interval below 0, estimate past 5 %
+        (-0.01, -0.03, 0.01, "higher", "PASS"),  # at worst 3 % slower
+        (0.20, 0.05, 0.40, "higher", "PASS"),  # faster across the interval
+        (-0.04, -0.20, 0.12, "higher", "INCONCLUSIVE"),  # holds no change and a 20 % slowdown
+        (-0.045, -0.08, -0.01, "higher", "INCONCLUSIVE"),  # slower for sure, but the estimate is within 5 %
+        (0.30, 0.25, 0.35, "lower", "FAIL"),  # a latency 30 % higher
+        (-0.30, -0.35, -0.25, "lower", "PASS"),  # a latency 30 % lower
+    ],
+)
 def test_decide(change: float, lo: float, hi: float, better: str, want: str) -> None:
     got, why = decide(change, lo, hi, 5.0, better)  # type: ignore[arg-type]
     assert got == want, why

@@ -92,7 +92,9 @@ def test_case_findings(name: str) -> None:
     for code, (count, lines) in EXPECTED[name].items():
         f = got[code]
         assert f.count == count, f"{name} {code}: count {f.count}"
-        assert [e.line for e in f.evidence] == lines, f"{name} {code}: evidence lines {[e.line for e in f.evidence]}"
+        assert [e.line for e in f.evidence] == lines, (
+            f"{name} {code}: evidence lines {[e.line for e in f.evidence]}"
+        )
         assert all(e.file.endswith(name) for e in f.evidence)
 
 
@@ -131,10 +133,14 @@ def test_case_numbers_in_the_messages() -> None:
     assert "long_prefill_token_threshold is 0" in v64["SC02"].message
     assert "--long-prefill-token-threshold" in v64["SC02"].fix
     assert "2.69 requests of the full 1,000,000 tokens" in v64["KV03"].message
-    assert "3265.26 tok/s > 30000 generated tokens (printed total) / 100.50 s = 298.5 tok/s" in \
-        _findings("vllm-64k.client.txt")["BN01"].message
-    assert "1111.61 tok/s > 30000 generated tokens (printed total) / 295.21 s = 101.6 tok/s" in \
-        _findings("vllm-200k.client.txt")["BN01"].message
+    assert (
+        "3265.26 tok/s > 30000 generated tokens (printed total) / 100.50 s = 298.5 tok/s"
+        in _findings("vllm-64k.client.txt")["BN01"].message
+    )
+    assert (
+        "1111.61 tok/s > 30000 generated tokens (printed total) / 295.21 s = 101.6 tok/s"
+        in _findings("vllm-200k.client.txt")["BN01"].message
+    )
     v200 = _findings("vllm-200k.log")
     assert "97.8 % of the draft work is thrown away" in v200["SD01"].message
     sg = _findings("sglang-64k.log")

@@ -42,7 +42,9 @@ def test_fail_on() -> None:
     r = runner.invoke(main, ["analyze", warn_only, "--fail-on", "warning"])
     assert r.exit_code == 1
     assert "logscope: 1 finding(s) at or above warning: TK01." in r.output
-    assert runner.invoke(main, ["analyze", crashed, "--fail-on", "error"]).exit_code == 2  # an error finding fails
+    assert (
+        runner.invoke(main, ["analyze", crashed, "--fail-on", "error"]).exit_code == 2
+    )  # an error finding fails
     assert runner.invoke(main, ["analyze", crashed, "--fail-on", "warning"]).exit_code == 2
     assert runner.invoke(main, ["analyze", clean, "--fail-on", "warning"]).exit_code == 0
     r = runner.invoke(main, ["analyze", clean, "--fail-on", "bogus"])

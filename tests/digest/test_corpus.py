@@ -120,7 +120,10 @@ JUDGED: dict[str, list[str]] = {
     "sglang/corpus/startup-no-tp-tag-api-key-warmup-failed-403.log": ["EN02"],
     # right: full-attention token usage 1.00 with 2 requests queued, three lines; then (the reporter's own
     # lines) 5 running at 10-18 tok/s for 47 s against ~200 before, `#full token` not moving: a stall (ST01)
-    "sglang/corpus/swa-hybrid-full-token-usage-1.00-missing-bracket-then-user-abbreviated.log": ["KV05", "ST01"],
+    "sglang/corpus/swa-hybrid-full-token-usage-1.00-missing-bracket-then-user-abbreviated.log": [
+        "KV05",
+        "ST01",
+    ],
     # TP8 start-up lines interleaved: nothing to report
     "sglang/corpus/tp8-kv-alloc-memory-pool-capture-begin-interleaved.log": [],
     # -- the README's log ----------------------------------------------------------------------------------
@@ -132,8 +135,12 @@ JUDGED: dict[str, list[str]] = {
 def _corpus() -> list[str]:
     logs = sorted(FIXTURES.glob("vllm/corpus/*.log")) + sorted(FIXTURES.glob("sglang/corpus/*.log"))
     logs += sorted((ROOT / "engine_logs").glob("*.log"))
-    return [str(Path("..") / p.relative_to(ROOT)) if p.parent.name == "engine_logs" else str(p.relative_to(FIXTURES))
-            for p in logs]
+    return [
+        str(Path("..") / p.relative_to(ROOT))
+        if p.parent.name == "engine_logs"
+        else str(p.relative_to(FIXTURES))
+        for p in logs
+    ]
 
 
 def test_every_corpus_log_is_judged() -> None:

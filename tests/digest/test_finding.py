@@ -14,10 +14,26 @@ from logscope.digest.finding import (
 from logscope.events import Error, Warning_
 
 
-def _warning(line: int, *, tp: int | None = None, dp: int | None = None, process: str | None = None,
-             repeated: int = 1, raw: str = "x") -> Warning_:
-    return Warning_(file="f.log", line=line, tp_rank=tp, dp_rank=dp, process=process, repeated=repeated, raw=raw,
-                    message=raw, template=raw)
+def _warning(
+    line: int,
+    *,
+    tp: int | None = None,
+    dp: int | None = None,
+    process: str | None = None,
+    repeated: int = 1,
+    raw: str = "x",
+) -> Warning_:
+    return Warning_(
+        file="f.log",
+        line=line,
+        tp_rank=tp,
+        dp_rank=dp,
+        process=process,
+        repeated=repeated,
+        raw=raw,
+        message=raw,
+        template=raw,
+    )
 
 
 def test_rank_labels() -> None:
@@ -55,8 +71,15 @@ def test_evidence_list_dedups_and_caps() -> None:
 
 
 def _finding(severity: str) -> Finding:
-    return Finding(code="XX01", slug="x", severity=severity, confidence="observed",  # type: ignore[arg-type]
-                   title="t", message="m", fix="f")
+    return Finding(
+        code="XX01",
+        slug="x",
+        severity=severity,
+        confidence="observed",  # type: ignore[arg-type]
+        title="t",
+        message="m",
+        fix="f",
+    )
 
 
 def test_at_or_above() -> None:

@@ -28,7 +28,14 @@ def _rule(code: str = "ZZ01", slug: str = "zz-test", doc: str | None = DOC, **at
     def check(self: Rule, ctx: Context) -> Iterable[Finding]:
         return []
 
-    ns: dict[str, Any] = {"code": code, "slug": slug, "title": "Test", "check": check, "__doc__": doc, **attrs}
+    ns: dict[str, Any] = {
+        "code": code,
+        "slug": slug,
+        "title": "Test",
+        "check": check,
+        "__doc__": doc,
+        **attrs,
+    }
     return type(f"Rule_{code}_{slug.replace('-', '_')}", (Rule,), ns)
 
 
@@ -102,8 +109,13 @@ def test_bad_attributes_are_rejected(fresh: Registry) -> None:
 
 def test_parse_doc_sections() -> None:
     doc = parse_doc(DOC)
-    assert doc == {"summary": "A test rule.", "What": "Something.", "Why": "Because.", "Fix": "Change it.",
-                   "References": "- here"}
+    assert doc == {
+        "summary": "A test rule.",
+        "What": "Something.",
+        "Why": "Because.",
+        "Fix": "Change it.",
+        "References": "- here",
+    }
 
 
 class _EntryPoint:
@@ -118,7 +130,10 @@ class _EntryPoint:
 
 def test_plugins_come_from_the_entry_point_group(monkeypatch: pytest.MonkeyPatch) -> None:
     plugin = _rule("ZZ11", "zz-plugin")
-    eps = [_EntryPoint("builtin", reg.BUILTIN_MODULE, None), _EntryPoint("extra", "extra_pkg:RULES", [plugin])]
+    eps = [
+        _EntryPoint("builtin", reg.BUILTIN_MODULE, None),
+        _EntryPoint("extra", "extra_pkg:RULES", [plugin]),
+    ]
     monkeypatch.setattr(reg, "entry_points", lambda group: eps if group == reg.ENTRY_POINT_GROUP else [])
     r = Registry()  # built-in rules register into the global REGISTRY when first imported; here: plugins only
     r.load()
@@ -137,8 +152,11 @@ def test_missing_inputs_report_nothing_and_say_why() -> None:
     from logscope.analyses.base import RunData
     from logscope.events import Throughput
 
-    data = RunData(events=[Throughput(file="f.log", line=1, gen_tok_s=10.0, running=1, waiting=0, t_s=0.0)],
-                   engine="vllm", files=["f.log"])
+    data = RunData(
+        events=[Throughput(file="f.log", line=1, gen_tok_s=10.0, running=1, waiting=0, t_s=0.0)],
+        engine="vllm",
+        files=["f.log"],
+    )
     d = digest(data)
     assert d.findings == []
     assert "SD01" in d.not_checked and "spec_decode" in d.not_checked["SD01"]

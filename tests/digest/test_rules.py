@@ -73,8 +73,10 @@ def test_every_finding_shows_its_evidence_lines() -> None:
         for f in digest(run).findings:
             assert f.evidence, f"{path.name}: {f.code} has no evidence"
             for ev in f.evidence:
-                assert lines[ev.line - 1].rstrip().startswith(ev.text[:80].rstrip()) or ev.text.strip() in lines[ev.line - 1], \
-                    f"{path.name}: {f.code} evidence line {ev.line} is not the line shown"
+                assert (
+                    lines[ev.line - 1].rstrip().startswith(ev.text[:80].rstrip())
+                    or ev.text.strip() in lines[ev.line - 1]
+                ), f"{path.name}: {f.code} evidence line {ev.line} is not the line shown"
 
 
 @pytest.mark.parametrize("name", sorted(pages()))

@@ -56,7 +56,11 @@ def assert_same_event(fast: Event, ref: Event, *, fields_set: bool = True) -> No
     assert type(fast) is type(ref)
     assert list(fast.__dict__) == list(ref.__dict__)  # the model's field order (repr, iteration)
     for name in ref.__dict__:
-        assert _same_value(getattr(fast, name), getattr(ref, name)), (name, getattr(fast, name), getattr(ref, name))
+        assert _same_value(getattr(fast, name), getattr(ref, name)), (
+            name,
+            getattr(fast, name),
+            getattr(ref, name),
+        )
     if fields_set:
         assert fast.__pydantic_fields_set__ == ref.__pydantic_fields_set__
     assert fast.__pydantic_extra__ == ref.__pydantic_extra__
@@ -110,7 +114,12 @@ def test_restored_events_equal_made_ones(path: Path) -> None:
 
 def _ints_for_floats(value: Any) -> Any:
     """Integral floats as ints (what a grammar hands over for ``"12"`` in a float field)."""
-    if type(value) is float and math.isfinite(value) and value == int(value) and not (value == 0 and math.copysign(1, value) < 0):
+    if (
+        type(value) is float
+        and math.isfinite(value)
+        and value == int(value)
+        and not (value == 0 and math.copysign(1, value) < 0)
+    ):
         return int(value)
     if type(value) is list:
         return [_ints_for_floats(x) for x in value]
@@ -177,9 +186,13 @@ def _of_type(ann: Any) -> st.SearchStrategy[Any]:
     if origin is list:
         return st.lists(_of_type(args[0]), max_size=3)
     if origin is dict or ann is dict:
-        return st.dictionaries(st.text(max_size=3), st.one_of(st.integers(), st.text(max_size=3), st.none()), max_size=2)
+        return st.dictionaries(
+            st.text(max_size=3), st.one_of(st.integers(), st.text(max_size=3), st.none()), max_size=2
+        )
     if ann is float:
-        return st.one_of(st.floats(), st.integers(-(10**6), 10**6), st.sampled_from([2**53, -(2**53), 2**53 + 1, 0, -0.0]))
+        return st.one_of(
+            st.floats(), st.integers(-(10**6), 10**6), st.sampled_from([2**53, -(2**53), 2**53 + 1, 0, -0.0])
+        )
     if ann is int:
         return st.integers(-(2**40), 2**40)
     if ann is bool:
@@ -194,7 +207,9 @@ def inputs(draw: st.DrawFn) -> tuple[str, dict[str, Any], dict[str, Any]]:
     model = EVENT_TYPES[kind]
     values: dict[str, Any] = {}
     for name, info in model.model_fields.items():
-        if draw(st.integers(0, 29 if info.is_required() else 3)) == 1 or (name == "kind" and draw(st.booleans())):
+        if draw(st.integers(0, 29 if info.is_required() else 3)) == 1 or (
+            name == "kind" and draw(st.booleans())
+        ):
             continue  # (hypothesis favours 0: 1 keeps omissions rare)
         values[name] = draw(_of_type(info.annotation))
     for name in draw(st.lists(st.sampled_from(list(model.model_fields)), max_size=2)):
@@ -205,7 +220,9 @@ def inputs(draw: st.DrawFn) -> tuple[str, dict[str, Any], dict[str, Any]]:
     if draw(st.integers(0, 19)) == 1:
         fields["not_a_field"] = 1
     if draw(st.integers(0, 19)) == 1 and base:
-        fields[next(iter(base))] = None  # a name in both: TypeError, as for EVENT_TYPES[kind](**base, **fields)
+        fields[next(iter(base))] = (
+            None  # a name in both: TypeError, as for EVENT_TYPES[kind](**base, **fields)
+        )
     return kind, base, fields
 
 
@@ -234,8 +251,20 @@ def test_unknown_kind_raises_like_the_mapping() -> None:
 
 # -- memory: shared fields-sets, key-sharing dicts -------------------------------------------------
 
-BASE = dict(engine="sglang", file="x.log", line=7, end_line=None, time="2026-10-18 18:01:46", t_s=1.0,
-            process="TP0", tp_rank=0, dp_rank=None, level=None, repeated=1, raw="Decode batch, ...")
+BASE = dict(
+    engine="sglang",
+    file="x.log",
+    line=7,
+    end_line=None,
+    time="2026-10-18 18:01:46",
+    t_s=1.0,
+    process="TP0",
+    tp_rank=0,
+    dp_rank=None,
+    level=None,
+    repeated=1,
+    raw="Decode batch, ...",
+)
 FIELDS = dict(running=1, tokens=3588, token_usage=0.9, gen_tok_s=490, queue=16, cuda_graph=True)
 
 
@@ -265,6 +294,8 @@ def test_events_are_small() -> None:
 
 def test_repeated_text_is_shared() -> None:
     a = make_event("decode_batch", BASE, FIELDS)
-    b = make_event("decode_batch", {**BASE, "time": "".join(BASE["time"]), "process": "".join(["TP", "0"])}, FIELDS)
+    b = make_event(
+        "decode_batch", {**BASE, "time": "".join(BASE["time"]), "process": "".join(["TP", "0"])}, FIELDS
+    )
     assert a.time is b.time and a.process is b.process
     assert a == b

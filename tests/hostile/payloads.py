@@ -19,7 +19,7 @@ SCRIPTS = (
     '<img src=x onerror="window.__pwned=1">',
     "</code></pre><svg onload=window.__pwned=1>",
     '"><iframe srcdoc="<script>parent.__pwned=1</script>">',
-    "<a href=\"javascript:window.__pwned=1\">x</a>",
+    '<a href="javascript:window.__pwned=1">x</a>',
 )
 MARKDOWN = (
     "`` <script>window.__pwned=1</script> ``",

@@ -24,8 +24,12 @@ from tests.hostile.payloads import FORMULAS
 
 RISKY = re.compile(r"[=+\-@\t\r]")
 NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-LOGS = [FIXTURES / "case/vllm-64k.log", FIXTURES / "case/sglang-64k.log", FIXTURES / "case/vllm-64k.client.txt",
-        FIXTURES / "sglang/corpus/gen-f1_startup_fail_no_torchvision.log"]
+LOGS = [
+    FIXTURES / "case/vllm-64k.log",
+    FIXTURES / "case/sglang-64k.log",
+    FIXTURES / "case/vllm-64k.client.txt",
+    FIXTURES / "sglang/corpus/gen-f1_startup_fail_no_torchvision.log",
+]
 
 
 def _cells(text: str) -> list[dict[str, str]]:
@@ -101,7 +105,9 @@ def test_cli_csv_from_a_hostile_log(tmp_path: Path) -> None:
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        r = CliRunner().invoke(main, ["events", "=cmd.log", "--format", "csv", "--include-unparsed", "--with-raw"])
+        r = CliRunner().invoke(
+            main, ["events", "=cmd.log", "--format", "csv", "--include-unparsed", "--with-raw"]
+        )
     finally:
         os.chdir(cwd)
     assert r.exit_code == 0, r.output

@@ -53,7 +53,11 @@ def _read(path: Path, sparse: bool) -> tuple[list[dict], ReadStats]:  # type: ig
 @pytest.mark.parametrize("name", sorted(STRETCHES))
 @pytest.mark.parametrize("real", [REAL, SGLANG], ids=["vllm", "sglang"])
 def test_sparse_equals_careful_around_degenerate_stretches(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, head: int, real: list[bytes],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    head: int,
+    real: list[bytes],
 ) -> None:
     monkeypatch.setattr("logscope.api.SPARSE_HEAD", head)
     monkeypatch.setattr(framing, "BLOCK", 16384)  # many blocks, the head ending inside one
@@ -65,6 +69,7 @@ def test_sparse_equals_careful_around_degenerate_stretches(
     if name.startswith(("empty", "mixed")):
         # blank stretches: the same text count as reading every line (junk is judged only when read)
         assert (s2.text_lines, s2.junk_lines) == (s1.text_lines, s1.junk_lines)
+
     # the records kept only for their time (unparsed, no candidate) are left out, as in
     # tests/parsers/test_sparse.py: next to blank stretches the sparse reader may keep another one of
     # the same second (as it did before these stretches were counted in bulk)
@@ -88,8 +93,12 @@ class _Counting:
             yield line
 
 
-@pytest.mark.parametrize("name", ["empty", "empty-crlf", "mixed-empty", "nul-run", "nul-lines", "undecodable"])
-def test_degenerate_file_hands_few_lines_to_the_parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+@pytest.mark.parametrize(
+    "name", ["empty", "empty-crlf", "mixed-empty", "nul-run", "nul-lines", "undecodable"]
+)
+def test_degenerate_file_hands_few_lines_to_the_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
     """8 MiB of one stretch after a real head: the parser sees the head's lines and a handful more,
     not one per blank line; every line is still counted."""
     stretch = STRETCHES[name]

@@ -19,15 +19,20 @@ from tests.conftest import FIXTURES
 LOG = FIXTURES / "case/vllm-64k.log"
 CLI = [sys.executable, "-m", "logscope"]
 # the CLI, writing its own peak RSS (VmHWM, KiB) to stderr as it exits
-OWN_PEAK = [sys.executable, "-c", (
-    "import atexit, sys\n"
-    "def _peak():\n"
-    "    hwm = [ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('VmHWM')]\n"
-    "    sys.stderr.write('\\nVMHWM ' + hwm[0] + '\\n')\n"
-    "atexit.register(_peak)\n"
-    "from logscope.cli import main\n"
-    "sys.argv[0] = 'logscope'\n"
-    "main()\n")]
+OWN_PEAK = [
+    sys.executable,
+    "-c",
+    (
+        "import atexit, sys\n"
+        "def _peak():\n"
+        "    hwm = [ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('VmHWM')]\n"
+        "    sys.stderr.write('\\nVMHWM ' + hwm[0] + '\\n')\n"
+        "atexit.register(_peak)\n"
+        "from logscope.cli import main\n"
+        "sys.argv[0] = 'logscope'\n"
+        "main()\n"
+    ),
+]
 
 
 def _run(args: list[str], **kw) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
@@ -83,8 +88,9 @@ def test_named_pipe_and_stdin(tmp_path: Path) -> None:
 
 def test_sigint_ends_analyze_without_traceback(tmp_path: Path) -> None:
     """Ctrl-C while ``analyze`` waits on a pipe that has not ended: it stops, no traceback."""
-    proc = subprocess.Popen(CLI + ["analyze", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        CLI + ["analyze", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert proc.stdin is not None
     proc.stdin.write(LOG.read_bytes())
     proc.stdin.flush()
@@ -109,7 +115,9 @@ def test_a_50_mb_line_stays_bounded(tmp_path: Path) -> None:
         for _ in range((50 << 20) // len(word)):
             fh.write(word)
         fh.write(b"'\n")
-    proc = subprocess.Popen(OWN_PEAK + ["analyze", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        OWN_PEAK + ["analyze", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _pid, status, usage = os.wait4(proc.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert proc.stderr is not None

@@ -66,20 +66,29 @@ POINTS: dict[str, Callable[[Path, int], bool]] = {
 # ``logscope ingest`` whose runs table is rewritten after every finished run (``RUNS_FLUSH_S`` = 0), not
 # every 2 s, and which pauses 1 s after each write: on an idle machine a small ingest otherwise writes it at
 # its end only, or ends within the kill's random delay (up to 0.25 s) after its first write
-FLUSH_EACH_RUN = [sys.executable, "-c", "import importlib, sys, time\n"
-                  # (the module, not the package's ``ingest`` function of the same name: ``import ... as`` gives that)
-                  "i = importlib.import_module('logscope.store.ingest'); i.RUNS_FLUSH_S = 0.0\n"
-                  "write = i.layout.write_runs\n"
-                  "def slow(*a, **k):\n    write(*a, **k)\n    time.sleep(1.0)\n"
-                  "i.layout.write_runs = slow\n"
-                  "from logscope.cli import main; sys.argv[0] = 'logscope'; main()"]
+FLUSH_EACH_RUN = [
+    sys.executable,
+    "-c",
+    "import importlib, sys, time\n"
+    # (the module, not the package's ``ingest`` function of the same name: ``import ... as`` gives that)
+    "i = importlib.import_module('logscope.store.ingest'); i.RUNS_FLUSH_S = 0.0\n"
+    "write = i.layout.write_runs\n"
+    "def slow(*a, **k):\n    write(*a, **k)\n    time.sleep(1.0)\n"
+    "i.layout.write_runs = slow\n"
+    "from logscope.cli import main; sys.argv[0] = 'logscope'; main()",
+]
 
 
 def _kill_at(logs: Path, store: Path, point: str, delay: float) -> tuple[bool, list[int]]:
     """Start ``ingest --jobs 2``, SIGKILL it ``delay`` s after ``point`` is seen. (killed?, its workers)"""
     exe = FLUSH_EACH_RUN if point == "runs table written" else [sys.executable, "-m", "logscope"]
-    proc = subprocess.Popen([*exe, "ingest", str(logs), "--out", str(store), "--jobs", "2"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, start_new_session=True)
+    proc = subprocess.Popen(
+        [*exe, "ingest", str(logs), "--out", str(store), "--jobs", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+        start_new_session=True,
+    )
     seen: set[int] = set()
     try:
         deadline = time.monotonic() + 180
@@ -122,8 +131,9 @@ def logs_and_clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str,
 
 
 @pytest.mark.parametrize("point", list(POINTS))
-def test_kill_9_then_reingest_is_a_clean_ingest(point: str, logs_and_clean: tuple[Path, str, list[str]],
-                                                 tmp_path: Path) -> None:
+def test_kill_9_then_reingest_is_a_clean_ingest(
+    point: str, logs_and_clean: tuple[Path, str, list[str]], tmp_path: Path
+) -> None:
     logs, clean, runs = logs_and_clean
     rng = random.Random(f"{SEED}-{point}")
     store = tmp_path / "store"
@@ -142,8 +152,13 @@ def test_kill_9_then_reingest_is_a_clean_ingest(point: str, logs_and_clean: tupl
     if point == "a run staged":  # a second kill, of the re-ingest that clears the first one's leftovers
         _kill_at(logs, store, "a run staged", rng.uniform(0.0, 0.25))
         _readable(store)
-    done = subprocess.run([sys.executable, "-m", "logscope", "ingest", str(logs), "--out", str(store), "--jobs", "2"],
-                          capture_output=True, text=True, env=ENV, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "logscope", "ingest", str(logs), "--out", str(store), "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert sorted(open_store(store).run_ids()) == sorted(runs), why
     assert tree_digest(store) == clean, why

@@ -20,8 +20,10 @@ from logscope.parsers.framing import Line
 from logscope.parsers.pipeline import Parser
 from tests.conftest import FIXTURES
 
-SOURCES = {"vllm": FIXTURES / "vllm/corpus/gen-a2_decode_steady_c10.log",
-           "sglang": FIXTURES / "sglang/corpus/gen-a1_plain_c10.log"}
+SOURCES = {
+    "vllm": FIXTURES / "vllm/corpus/gen-a2_decode_steady_c10.log",
+    "sglang": FIXTURES / "sglang/corpus/gen-a1_plain_c10.log",
+}
 # fields that are not read off the line: where and when it is, how often repeated, a rank or an
 # engine count the header or the parser supplies
 CONTEXT = {"line", "end_line", "t_s", "tp_rank", "dp_rank", "repeated", "engine_index", "engines_aggregated"}
@@ -73,12 +75,16 @@ def mutated(draw: st.DrawFn, engine: str) -> str:
         spans = [m.span() for m in re.finditer(r"\d+(?:\.\d+)?", line)]
         if op == "number" and spans:
             a, b = draw(st.sampled_from(spans))
-            new = draw(st.one_of(st.integers(-10**12, 10**15).map(str),
-                                 st.floats(-1e9, 1e12, allow_nan=False).map(lambda x: f"{x:.3f}")))
+            new = draw(
+                st.one_of(
+                    st.integers(-(10**12), 10**15).map(str),
+                    st.floats(-1e9, 1e12, allow_nan=False).map(lambda x: f"{x:.3f}"),
+                )
+            )
             line = line[:a] + new + line[b:]
         elif op == "drop" and line:
             i = draw(st.integers(0, len(line) - 1))
-            line = line[:i] + line[i + 1:]
+            line = line[:i] + line[i + 1 :]
         elif op == "insert":
             i = draw(st.integers(0, len(line)))
             line = line[:i] + draw(st.sampled_from(list(" :,.%-=|()[]{}'\"0123456789xé\t"))) + line[i:]
@@ -96,7 +102,7 @@ def _check(engine: str, text: str) -> None:
     events = list(parser.events([Line("f", 1, text)]))  # no exception
     assert len(events) >= 1  # every record becomes an event (unparsed at worst)
     numbers = _numbers(text)
-    numbers += [a + b for i, a in enumerate(numbers) for b in numbers[i + 1:]]  # a stated total (K + V size)
+    numbers += [a + b for i, a in enumerate(numbers) for b in numbers[i + 1 :]]  # a stated total (K + V size)
     for e in events:
         for name, value in e.__dict__.items():
             if name in CONTEXT or isinstance(value, bool) or not isinstance(value, int | float):

@@ -33,8 +33,10 @@ def hostile_log(tmp: Path) -> Path:
     text = (FIXTURES / "case/vllm-64k.log").read_text(encoding="utf-8")
     assert "_zero_kv_blocks_kernel" in text
     text = text.replace("_zero_kv_blocks_kernel", PAYLOAD)
-    text += (f"(APIServer pid=1) WARNING 10-18 17:19:50 [serving.py:1] request {PAYLOAD} was slow\n"
-             f"(APIServer pid=1) ERROR 10-18 17:19:51 [serving.py:2] ValueError: model {PAYLOAD} not found\n")
+    text += (
+        f"(APIServer pid=1) WARNING 10-18 17:19:50 [serving.py:1] request {PAYLOAD} was slow\n"
+        f"(APIServer pid=1) ERROR 10-18 17:19:51 [serving.py:2] ValueError: model {PAYLOAD} not found\n"
+    )
     out = tmp / 'run "<img src=x onerror=window.__pwned=2>" <svg onload=window.__pwned=3>.log'
     out.write_text(text, encoding="utf-8")
     return out
@@ -48,8 +50,11 @@ def _analyze(log: Path, fmt: str, out: Path | None = None) -> str:
 
 
 # what a payload would make, were it not escaped (as HTML elements or attributes)
-MADE = re.compile(r"<(script|img|svg|iframe|details|a)\b[^>]*(onerror|onload|ontoggle|srcdoc|javascript:|evil\.example)"
-                  r"|<script\b", re.I)
+MADE = re.compile(
+    r"<(script|img|svg|iframe|details|a)\b[^>]*(onerror|onload|ontoggle|srcdoc|javascript:|evil\.example)"
+    r"|<script\b",
+    re.I,
+)
 
 
 def test_markdown_renders_no_payload_as_html(tmp_path: Path) -> None:
@@ -68,7 +73,9 @@ def test_terminal_gets_no_escape_sequence(tmp_path: Path) -> None:
     render_terminal(report, con)
     out = buf.getvalue()
     assert "window.__pwned" in out
-    assert not re.search("[\x1b\x07\x9b\x90\x9d]", out), repr(re.search(".{20}[\x1b\x07\x9b\x90\x9d].{20}", out))
+    assert not re.search("[\x1b\x07\x9b\x90\x9d]", out), repr(
+        re.search(".{20}[\x1b\x07\x9b\x90\x9d].{20}", out)
+    )
 
 
 def test_json_holds_the_text_as_read(tmp_path: Path) -> None:

@@ -41,7 +41,9 @@ def test_raw_text_rebuilds_every_line(path: Path) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.binary(max_size=3000) | st.text(max_size=2000).map(lambda s: s.encode("utf-8", "surrogatepass")))
+@given(
+    data=st.binary(max_size=3000) | st.text(max_size=2000).map(lambda s: s.encode("utf-8", "surrogatepass"))
+)
 def test_never_raises_on_any_bytes(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
     p = tmp_path_factory.mktemp("h") / "x.log"
     p.write_bytes(data)

@@ -105,7 +105,11 @@ def _check_values(ev: BenchResult) -> None:
             if value in ("inf", "not set"):
                 assert got is None, label
             else:
-                assert got == pytest.approx(want) if isinstance(want, float) else got == want, (label, got, want)
+                assert got == pytest.approx(want) if isinstance(want, float) else got == want, (
+                    label,
+                    got,
+                    want,
+                )
         else:
             assert want in ev.extra.values() or value in ev.extra.values(), (label, value, ev.extra)
 
@@ -114,7 +118,9 @@ def _check_values(ev: BenchResult) -> None:
 @pytest.mark.parametrize("sidecar", SIDECARS, ids=lambda p: p.stem)
 def test_corpus_block_parses_with_all_rows(sidecar: Path) -> None:
     side = json.loads(sidecar.read_text())
-    log = CORPUS / (sidecar.name.replace("_client.json", ".client.txt") if side.get("log") else sidecar.stem + ".log")
+    log = CORPUS / (
+        sidecar.name.replace("_client.json", ".client.txt") if side.get("log") else sidecar.stem + ".log"
+    )
     evs = _bench(log)
     assert len(evs) == side["contains"]["bench_result_block"] == 1
     ev = evs[0]
@@ -134,16 +140,32 @@ def test_corpus_block_parses_with_all_rows(sidecar: Path) -> None:
 
 def test_corpus_blocks_spot_values() -> None:
     (b1,) = _bench(CORPUS / "vllm-0.32.0-b1_ngram_spec_greedy_repetitive.client.txt")
-    assert (b1.successful_requests, b1.duration_s, b1.total_output_tokens, b1.output_tok_s) == (300, 61.89, 76800, 1240.90)
+    assert (b1.successful_requests, b1.duration_s, b1.total_output_tokens, b1.output_tok_s) == (
+        300,
+        61.89,
+        76800,
+        1240.90,
+    )
     assert (b1.acceptance_rate_pct, b1.accept_length, b1.drafts, b1.draft_tokens, b1.accepted_tokens) == (
-        78.01, 4.76, 15319, 73785, 57561)
+        78.01,
+        4.76,
+        15319,
+        73785,
+        57561,
+    )
     assert b1.per_position_acceptance_pct == [90.44, 78.78, 73.94, 67.81, 64.78]
     assert b1.rows == 30 and b1.complete
     (typo,) = _bench(CORPUS / "sglang-bench-serving-040post2-reqeuest-typo-partial.log")
     assert typo.max_concurrency is None and typo.backend == "sglang" and typo.extra == {"request_rate": "inf"}
-    assert typo.total_output_tokens_retokenized == 200185 and typo.mean_ttft_ms == 32983.07 and not typo.complete
+    assert (
+        typo.total_output_tokens_retokenized == 200185 and typo.mean_ttft_ms == 32983.07 and not typo.complete
+    )
     (wide,) = _bench(CORPUS / "sglang-bench-serving-oai-chat-vision-tokens-overflow-column.log")
-    assert wide.backend == "sglang-oai-chat" and wide.total_input_vision_tokens == 652665 and wide.mean_itl_ms == 0.0
+    assert (
+        wide.backend == "sglang-oai-chat"
+        and wide.total_input_vision_tokens == 652665
+        and wide.mean_itl_ms == 0.0
+    )
     (tt,) = _bench(CORPUS / "vllm-bench-serve-complete-block-failed-peak-tt-server.log")
     assert tt.total_tok_s == 184254.41 and tt.failed_requests == 1 and tt.peak_concurrent_requests == 611.0
     (old_t,) = _bench(CORPUS / "vllm-bench-serve-result-block-llama31-8b-sharegpt.log")
@@ -185,7 +207,11 @@ def test_block_lines_do_not_sway_engine_detection() -> None:
 def test_block_inside_server_log_with_an_engine_line_written_into_it(name: str) -> None:
     evs = _events(BENCH / name)
     assert [(e.kind, e.line) for e in evs if e.kind in ("bench_result", "throughput")] == [
-        ("throughput", 1), ("bench_result", 3), ("throughput", 15), ("throughput", 33)]
+        ("throughput", 1),
+        ("bench_result", 3),
+        ("throughput", 15),
+        ("throughput", 33),
+    ]
     (ev,) = [e for e in evs if isinstance(e, BenchResult)]
     (case,) = _bench(BENCH / "case-vllm-200k-inflated.client.txt")
     skip = {"engine", "file", "line", "end_line", "raw"}
@@ -199,8 +225,14 @@ def test_block_inside_an_sglang_server_log() -> None:
     """A real SGLang client block (d1) written into a real SGLang server log, a Decode line inside it."""
     evs = _events(BENCH / "in-sglang-server-log.log")
     assert [(e.kind, e.line) for e in evs if e.kind != "unparsed"] == [
-        ("decode_batch", 1), ("decode_batch", 2), ("decode_batch", 3), ("bench_result", 5),
-        ("decode_batch", 24), ("decode_batch", 49), ("decode_batch", 50)]
+        ("decode_batch", 1),
+        ("decode_batch", 2),
+        ("decode_batch", 3),
+        ("bench_result", 5),
+        ("decode_batch", 24),
+        ("decode_batch", 49),
+        ("decode_batch", 50),
+    ]
     (ev,) = [e for e in evs if isinstance(e, BenchResult)]
     (alone,) = _bench(CORPUS / "sglang-0.5.23-d1_ctx512.client.txt")
     skip = {"engine", "file", "line", "end_line", "raw"}
@@ -212,7 +244,12 @@ def test_case_block_values() -> None:
     (ev,) = _bench(BENCH / "case-vllm-200k-inflated.client.txt")
     assert (ev.successful_requests, ev.max_concurrency, ev.duration_s) == (10, 10, 295.21)
     assert (ev.total_output_tokens, ev.output_tok_s, ev.total_tok_s) == (30000, 1111.61, 7886.45)
-    assert (ev.mean_ttft_ms, ev.mean_tpot_ms, ev.mean_e2e_ms, ev.p99_e2e_ms) == (125210.80, 45.21, 284580.00, 294870.44)
+    assert (ev.mean_ttft_ms, ev.mean_tpot_ms, ev.mean_e2e_ms, ev.p99_e2e_ms) == (
+        125210.80,
+        45.21,
+        284580.00,
+        294870.44,
+    )
     assert ev.rows == 23 and ev.complete and ev.line == 8 and ev.end_line == 36
     _check_values(ev)
 
@@ -235,9 +272,21 @@ def test_an_int_cut_mid_value_where_the_block_kept_its_padding() -> None:
 def test_a_clipped_terminal_keeps_only_what_is_certain() -> None:
     (ev,) = _bench(BENCH / "paste-clipped-45-columns.txt")
     assert ev.rows == 4
-    assert (ev.successful_requests, ev.failed_requests, ev.max_concurrency, ev.request_throughput) == (10, 0, 10, 0.03)
-    for fld in ("duration_s", "total_input_tokens", "total_output_tokens", "output_tok_s", "peak_concurrent_requests",
-                "mean_ttft_ms", "mean_e2e_ms"):
+    assert (ev.successful_requests, ev.failed_requests, ev.max_concurrency, ev.request_throughput) == (
+        10,
+        0,
+        10,
+        0.03,
+    )
+    for fld in (
+        "duration_s",
+        "total_input_tokens",
+        "total_output_tokens",
+        "output_tok_s",
+        "peak_concurrent_requests",
+        "mean_ttft_ms",
+        "mean_e2e_ms",
+    ):
         assert getattr(ev, fld) is None, fld
     assert len(ev.extra["cut_rows"]) == 19 and ev.end_line == 29
 
@@ -272,7 +321,12 @@ def test_oldest_unaligned_vllm_format() -> None:
     (ev,) = _bench(BENCH / "vllm-2024-02-unaligned.txt")
     assert ev.line == 2  # "Traffic request rate: inf" printed before the results is not a row of them
     assert (ev.successful_requests, ev.duration_s, ev.request_throughput) == (1000, 87.319584, 11.45)
-    assert (ev.input_tok_s, ev.output_tok_s, ev.mean_ttft_ms, ev.p99_tpot_ms) == (2489.63, 2127.01, 24871.06, 620.35)
+    assert (ev.input_tok_s, ev.output_tok_s, ev.mean_ttft_ms, ev.p99_tpot_ms) == (
+        2489.63,
+        2127.01,
+        24871.06,
+        620.35,
+    )
     assert ev.rows == 13 and not ev.extra
 
 
@@ -291,9 +345,15 @@ def test_sglang_typo_accept_length_goodput_and_cache_sections() -> None:
     assert (ev.max_concurrency, ev.concurrency, ev.accept_length, ev.max_itl_ms) == (64, 61.27, 2.87, 1027.16)
     assert ev.request_goodput == 7.02 and ev.mean_e2e_ms == 7526.38
     assert ev.extra == {
-        "request_rate": "inf", "slos_ms": "{'ttft': 1000.0, 'tpot': 50.0}", "slo_attainment_pct": 86.2,
-        "ttft_slo_attainment_pct": 95.4, "total_prompt_tokens": 107624, "total_cached_tokens": 31207,
-        "total_cached_tokens_device": 29115, "total_cached_tokens_host": 2092, "cache_hit_rate_pct": 29.0,
+        "request_rate": "inf",
+        "slos_ms": "{'ttft': 1000.0, 'tpot': 50.0}",
+        "slo_attainment_pct": 86.2,
+        "ttft_slo_attainment_pct": 95.4,
+        "total_prompt_tokens": 107624,
+        "total_cached_tokens": 31207,
+        "total_cached_tokens_device": 29115,
+        "total_cached_tokens_host": 2092,
+        "cache_hit_rate_pct": 29.0,
     }
 
 
@@ -319,10 +379,25 @@ def test_vllm_save_result_json() -> None:
     assert evs is not None and len(evs) == 1
     ev = evs[0]
     assert ev.client == "vllm" and ev.engine is None and ev.line == 1 and ev.complete
-    assert (ev.successful_requests, ev.failed_requests, ev.duration_s, ev.total_output_tokens) == (10, 0, 295.21, 30000)
-    assert (ev.output_tok_s, ev.total_tok_s, ev.peak_output_tok_s, ev.max_concurrency) == (1111.6112, 7886.4498, 2240.0, 10)
+    assert (ev.successful_requests, ev.failed_requests, ev.duration_s, ev.total_output_tokens) == (
+        10,
+        0,
+        295.21,
+        30000,
+    )
+    assert (ev.output_tok_s, ev.total_tok_s, ev.peak_output_tok_s, ev.max_concurrency) == (
+        1111.6112,
+        7886.4498,
+        2240.0,
+        10,
+    )
     assert (ev.mean_e2e_ms, ev.p99_e2e_ms, ev.mean_tpot_ms) == (284580.0, 294870.44, 45.21)
-    assert (ev.acceptance_rate_pct, ev.accept_length, ev.drafts, ev.accepted_tokens) == (2.12, 1.15, 26111, 3879)
+    assert (ev.acceptance_rate_pct, ev.accept_length, ev.drafts, ev.accepted_tokens) == (
+        2.12,
+        1.15,
+        26111,
+        3879,
+    )
     assert ev.per_position_acceptance_pct == pytest.approx([12.88, 1.53, 0.34, 0.11, 0.0, 0.0, 0.0])
     assert ev.request_rate is None and ev.extra["request_rate"] == "inf"
     assert ev.extra["std_ttft_ms"] == 31022.7 and ev.extra["model_id"] == "kimi-k3"
@@ -355,16 +430,27 @@ def test_sglang_jsonl_with_infinity() -> None:
     ev = evs[0]
     assert ev.client == "sglang" and ev.request_rate is None and ev.extra["request_rate"] == "inf"
     assert (ev.total_tok_s, ev.input_tok_s, ev.concurrency, ev.total_output_tokens_retokenized) == (
-        1832.46, 1416.94, 9.99, 64579)
-    assert (ev.mean_e2e_ms, ev.p90_e2e_ms, ev.p95_ttft_ms, ev.peak_concurrent_requests) == (7216.3, 7780.64, 964.73, 20)
+        1832.46,
+        1416.94,
+        9.99,
+        64579,
+    )
+    assert (ev.mean_e2e_ms, ev.p90_e2e_ms, ev.p95_ttft_ms, ev.peak_concurrent_requests) == (
+        7216.3,
+        7780.64,
+        964.73,
+        20,
+    )
     assert ev.extra["random_output_len"] == 300 and "server_info" not in ev.extra
     assert evs[1].max_concurrency == 24 and evs[1].line == 2
 
 
 def test_non_finite_numbers_stay_out_of_the_json_output(tmp_path: Path) -> None:
     p = tmp_path / "r.jsonl"
-    p.write_text('{"duration": 10.0, "completed": 5, "burstiness": Infinity, "std_ttft_ms": NaN, '
-                 '"mean_tpot_ms": NaN, "request_rate": "trace"}\n')
+    p.write_text(
+        '{"duration": 10.0, "completed": 5, "burstiness": Infinity, "std_ttft_ms": NaN, '
+        '"mean_tpot_ms": NaN, "request_rate": "trace"}\n'
+    )
     (ev,) = result_file_events(str(p)) or []
     assert ev.extra == {"burstiness": "inf", "std_ttft_ms": "nan", "request_rate": "trace"}
     assert ev.mean_tpot_ms is None and ev.request_rate is None
@@ -390,7 +476,9 @@ def _api_reads_result_files() -> bool:
     return "result_file_events" in inspect.getsource(logscope.api)
 
 
-@pytest.mark.skipif(not _api_reads_result_files(), reason="api.iter_file_events does not call result_file_events yet")
+@pytest.mark.skipif(
+    not _api_reads_result_files(), reason="api.iter_file_events does not call result_file_events yet"
+)
 def test_cli_events_on_a_result_file() -> None:
     r = CliRunner().invoke(main, ["events", str(BENCH / "sglang-output-file.jsonl")])
     assert r.exit_code == 0, r.output
@@ -400,7 +488,9 @@ def test_cli_events_on_a_result_file() -> None:
 
 
 def test_cli_events_on_a_client_output() -> None:
-    r = CliRunner().invoke(main, ["events", str(BENCH / "case-vllm-200k-inflated.client.txt"), "--kind", "bench_result"])
+    r = CliRunner().invoke(
+        main, ["events", str(BENCH / "case-vllm-200k-inflated.client.txt"), "--kind", "bench_result"]
+    )
     assert r.exit_code == 0, r.output
     (row,) = [json.loads(x) for x in r.output.splitlines()]
     assert row["output_tok_s"] == 1111.61 and row["rows"] == 23 and row["complete"] is True

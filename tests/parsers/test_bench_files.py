@@ -37,16 +37,27 @@ def test_guidellm_json_figures_equal_the_file() -> None:
     assert e.output_tok_s == m["output_tokens_per_second"]["successful"]["mean"]
     assert e.request_throughput == m["requests_per_second"]["successful"]["mean"]
     ttft = m["time_to_first_token_ms"]["successful"]
-    assert (e.mean_ttft_ms, e.median_ttft_ms, e.p99_ttft_ms) == (ttft["mean"], ttft["median"],
-                                                                 ttft["percentiles"]["p99"])
+    assert (e.mean_ttft_ms, e.median_ttft_ms, e.p99_ttft_ms) == (
+        ttft["mean"],
+        ttft["median"],
+        ttft["percentiles"]["p99"],
+    )
     # GuideLLM's "inter token latency" is (e2e - TTFT) / (tokens - 1) per request: vLLM's TPOT
     itl = m["inter_token_latency_ms"]["successful"]
-    assert (e.mean_tpot_ms, e.p90_tpot_ms) == (itl["mean"], itl["percentiles"]["p90"]) and e.mean_itl_ms is None
+    assert (e.mean_tpot_ms, e.p90_tpot_ms) == (
+        itl["mean"],
+        itl["percentiles"]["p90"],
+    ) and e.mean_itl_ms is None
     lat = m["request_latency"]["successful"]
     assert e.mean_e2e_ms == pytest.approx(lat["mean"] * 1000) and e.p95_e2e_ms == pytest.approx(
-        lat["percentiles"]["p95"] * 1000)
+        lat["percentiles"]["p95"] * 1000
+    )
     # its own printed summary (benchmarks_stripped_output.txt): Out Tok/sec 198.1, TTFT mean 16.8 ms, ITL 4.9 ms
-    assert (round(e.output_tok_s, 1), round(e.mean_ttft_ms, 1), round(e.mean_tpot_ms, 1)) == (198.1, 16.8, 4.9)
+    assert (round(e.output_tok_s, 1), round(e.mean_ttft_ms, 1), round(e.mean_tpot_ms, 1)) == (
+        198.1,
+        16.8,
+        4.9,
+    )
     # nothing dropped silently: the other metrics by name, the per-request samples named as not kept
     assert e.extra["tokens_per_second_median"] == m["tokens_per_second"]["successful"]["median"]
     assert e.extra["time_per_output_token_ms_mean"] == m["time_per_output_token_ms"]["successful"]["mean"]
@@ -60,8 +71,9 @@ def test_guidellm_yaml_reads_as_the_json() -> None:
     assert a.model_dump(exclude=skip) == b.model_dump(exclude=skip)
 
 
-@pytest.mark.parametrize("name", ["inference-perf-summary_lifecycle_metrics.json",
-                                  "inference-perf-stage_0_lifecycle_metrics.json"])
+@pytest.mark.parametrize(
+    "name", ["inference-perf-summary_lifecycle_metrics.json", "inference-perf-stage_0_lifecycle_metrics.json"]
+)
 def test_inference_perf_summary_figures_equal_the_file(name: str) -> None:
     raw = json.loads((CLIENTS / name).read_text())
     ok = raw["successes"]
@@ -73,8 +85,12 @@ def test_inference_perf_summary_figures_equal_the_file(name: str) -> None:
     assert e.total_tok_s == ok["throughput"]["total_tokens_per_sec"]
     assert e.request_throughput == ok["throughput"]["requests_per_sec"]
     lat = ok["latency"]
-    for what, key in (("ttft", "time_to_first_token"), ("tpot", "time_per_output_token"),
-                      ("itl", "inter_token_latency"), ("e2e", "request_latency")):
+    for what, key in (
+        ("ttft", "time_to_first_token"),
+        ("tpot", "time_per_output_token"),
+        ("itl", "inter_token_latency"),
+        ("e2e", "request_latency"),
+    ):
         assert getattr(e, f"mean_{what}_ms") == pytest.approx(lat[key]["mean"] * 1000)
         assert getattr(e, f"median_{what}_ms") == pytest.approx(lat[key]["median"] * 1000)
         assert getattr(e, f"p99_{what}_ms") == pytest.approx(lat[key]["p99"] * 1000)
@@ -126,8 +142,12 @@ def test_other_json_and_yaml_are_not_results(tmp_path: Path) -> None:
 
 
 def test_bench_option_takes_the_other_clients() -> None:
-    rep = logscope.load([FIXTURES / "vllm" / "corpus" / "gen-d1_ctx512.log",
-                         CLIENTS / "inference-perf-stage_0_lifecycle_metrics.json"]).analyze()
+    rep = logscope.load(
+        [
+            FIXTURES / "vllm" / "corpus" / "gen-d1_ctx512.log",
+            CLIENTS / "inference-perf-stage_0_lifecycle_metrics.json",
+        ]
+    ).analyze()
     assert rep.bench is not None
     (entry,) = rep.bench.results
     assert entry.client == "inference-perf" and entry.successful_requests == 60
@@ -146,15 +166,21 @@ def test_guidellm_08_capture_figures_equal_the_file() -> None:
     e = _one(CAP / "four-clients" / "guidellm-benchmarks.json.gz")
     assert e.client == "guidellm" and (e.successful_requests, e.failed_requests) == (60, 0)
     assert e.max_concurrency == b["config"]["strategy"]["streams"] == 8
-    assert e.duration_s == b["duration"] and e.total_output_tokens == 7680 == m["output_token_count"]["successful"][
-        "total_sum"]
+    assert (
+        e.duration_s == b["duration"]
+        and e.total_output_tokens == 7680 == m["output_token_count"]["successful"]["total_sum"]
+    )
     assert e.output_tok_s == m["output_tokens_per_second"]["successful"]["mean"]
     assert e.mean_ttft_ms == m["time_to_first_token_ms"]["successful"]["mean"]
     assert e.mean_tpot_ms == m["inter_token_latency_ms"]["successful"]["mean"]  # (e2e - TTFT) / (n - 1)
     assert e.extra["time_per_output_token_ms_mean"] == m["time_per_output_token_ms"]["successful"]["mean"]
     assert e.extra["metrics_request_totals_total"] == 60 and e.extra["start_time"] == b["start_time"]
     # its own printed table: TTFT mean 758.3 ms, ITL mean 41.5 ms, output 159.7 tok/s
-    assert (round(e.mean_ttft_ms, 1), round(e.mean_tpot_ms, 1), round(e.output_tok_s, 1)) == (758.3, 41.5, 159.7)
+    assert (round(e.mean_ttft_ms, 1), round(e.mean_tpot_ms, 1), round(e.output_tok_s, 1)) == (
+        758.3,
+        41.5,
+        159.7,
+    )
     y = _one(CAP / "four-clients" / "guidellm-benchmarks.yaml.gz")
     assert y.model_dump(exclude={"file", "raw", "extra"}) == e.model_dump(exclude={"file", "raw", "extra"})
 
@@ -179,11 +205,16 @@ def test_inference_perf_per_request_file_summarised_like_its_summary() -> None:
     per = _one(CAP / "ip-run" / "per_request_lifecycle_metrics.trimmed.json.gz")
     summ = _one(CAP / "ip-run" / "summary_lifecycle_metrics.json")
     assert per.extra["aggregated_from"] == "60 per-request records (60 ok, 0 failed)"
-    assert (per.successful_requests, per.total_output_tokens) == (summ.successful_requests, summ.total_output_tokens)
+    assert (per.successful_requests, per.total_output_tokens) == (
+        summ.successful_requests,
+        summ.total_output_tokens,
+    )
     assert (per.total_output_tokens, per.total_input_tokens) == (8739, 15360)
     for f in ("mean_e2e_ms", "median_e2e_ms", "p99_e2e_ms", "mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms"):
         assert getattr(per, f) == pytest.approx(getattr(summ, f), rel=1e-9), f
-    assert per.mean_tpot_ms == pytest.approx(summ.mean_tpot_ms, rel=0.01)  # its TPOT excludes the first chunk's time
+    assert per.mean_tpot_ms == pytest.approx(
+        summ.mean_tpot_ms, rel=0.01
+    )  # its TPOT excludes the first chunk's time
     assert per.duration_s == pytest.approx(summ.duration_s, rel=1e-9)
 
 
@@ -198,8 +229,11 @@ def test_aiperf_json_csv_and_records_of_one_run() -> None:
     assert e.output_tok_s == raw["output_token_throughput"]["avg"]
     assert e.request_throughput == raw["request_throughput"]["avg"]
     ttft = raw["time_to_first_token"]
-    assert ttft["unit"] == "ms" and (e.mean_ttft_ms, e.median_ttft_ms, e.p99_ttft_ms) == (ttft["avg"], ttft["p50"],
-                                                                                         ttft["p99"])
+    assert ttft["unit"] == "ms" and (e.mean_ttft_ms, e.median_ttft_ms, e.p99_ttft_ms) == (
+        ttft["avg"],
+        ttft["p50"],
+        ttft["p99"],
+    )
     itl = raw["inter_token_latency"]  # AIPerf: (request latency - TTFT) / (OSL - 1) per request = TPOT
     assert (e.mean_tpot_ms, e.p90_tpot_ms) == (itl["avg"], itl["p90"]) and e.mean_itl_ms is None
     assert e.mean_e2e_ms == raw["request_latency"]["avg"]
@@ -207,14 +241,33 @@ def test_aiperf_json_csv_and_records_of_one_run() -> None:
     assert e.extra["start_time"] == raw["start_time"]
     # the CSV export: the same figures at its two decimals
     c = _one(run / "profile_export_aiperf.csv")
-    for f in ("successful_requests", "total_output_tokens", "total_input_tokens", "duration_s", "output_tok_s",
-              "mean_ttft_ms", "p95_ttft_ms", "mean_tpot_ms", "median_e2e_ms"):
+    for f in (
+        "successful_requests",
+        "total_output_tokens",
+        "total_input_tokens",
+        "duration_s",
+        "output_tok_s",
+        "mean_ttft_ms",
+        "p95_ttft_ms",
+        "mean_tpot_ms",
+        "median_e2e_ms",
+    ):
         assert getattr(c, f) == pytest.approx(getattr(e, f), abs=0.006), f
     assert c.extra["not_kept"]["csv_sections"] == ["Endpoint,GPU_Index,GPU_Name,GPU_UUID"]
     # the per-request records summarised: the JSON's percentiles again (numpy's linear interpolation)
     r = _one(run / "profile_export.jsonl.gz")
     assert r.extra["aggregated_from"] == "60 per-request records (60 ok, 0 failed)"
-    for f in ("total_output_tokens", "total_input_tokens", "mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms",
-              "p99_ttft_ms", "mean_tpot_ms", "p95_tpot_ms", "mean_e2e_ms", "p99_e2e_ms"):
+    for f in (
+        "total_output_tokens",
+        "total_input_tokens",
+        "mean_ttft_ms",
+        "median_ttft_ms",
+        "p90_ttft_ms",
+        "p99_ttft_ms",
+        "mean_tpot_ms",
+        "p95_tpot_ms",
+        "mean_e2e_ms",
+        "p99_e2e_ms",
+    ):
         assert getattr(r, f) == pytest.approx(getattr(e, f), rel=1e-9), f
     assert r.duration_s == pytest.approx(e.duration_s, rel=1e-6)

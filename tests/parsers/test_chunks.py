@@ -30,7 +30,9 @@ def first_stamp(path: str, engine: str | None) -> float | None:
 
 def _serial(path: str, keep_unparsed: bool, literals: tuple[str, ...]) -> tuple[list[dict], ReadStats]:  # type: ignore[type-arg]
     stats = ReadStats()
-    engine, evs = iter_file_events(path, "auto", stats=stats, keep_unparsed=keep_unparsed, keep_literals=literals)
+    engine, evs = iter_file_events(
+        path, "auto", stats=stats, keep_unparsed=keep_unparsed, keep_literals=literals
+    )
     return [e.model_dump() for e in evs], stats
 
 
@@ -46,12 +48,27 @@ def test_ranges_give_the_serial_events(path: Path, keep_unparsed: bool) -> None:
     size = path.stat().st_size
     for chunk in sorted({max(1000, size // 7), max(1000, size // 3)}):
         stats = ReadStats()
-        got = [e.model_dump() for e in iter_split_events(
-            p, engine, jobs=1, stats=stats, keep_unparsed=keep_unparsed, keep_literals=literals, scan=scan,
-            chunk=chunk, first=first_stamp(p, engine))]
+        got = [
+            e.model_dump()
+            for e in iter_split_events(
+                p,
+                engine,
+                jobs=1,
+                stats=stats,
+                keep_unparsed=keep_unparsed,
+                keep_literals=literals,
+                scan=scan,
+                chunk=chunk,
+                first=first_stamp(p, engine),
+            )
+        ]
         assert got == want
         assert (stats.lines, stats.bytes, stats.text_lines, stats.junk_lines) == (
-            want_stats.lines, want_stats.bytes, want_stats.text_lines, want_stats.junk_lines)
+            want_stats.lines,
+            want_stats.bytes,
+            want_stats.text_lines,
+            want_stats.junk_lines,
+        )
 
 
 def test_cuts_in_real_logs_join_without_reparsing() -> None:
@@ -75,13 +92,21 @@ def test_cuts_in_real_logs_join_without_reparsing() -> None:
     assert joined > 20, joined
 
 
-@pytest.mark.parametrize(("engine", "extra", "unclean"), [
-    ("sglang", [], False), ("sglang", ["--include-unparsed", "--with-raw"], False),
-    ("sglang", ["--kind", "decode_batch", "--kind", "warning"], False), ("vllm", [], False),
-    ("sglang", [], True), ("vllm", ["--include-unparsed"], True),
-], ids=["events", "all", "kinds", "vllm", "unclean-cuts", "vllm-unclean-cuts"])
-def test_events_jobs_on_one_file_is_byte_identical(monkeypatch: pytest.MonkeyPatch, engine: str, extra: list[str],
-                                                   unclean: bool) -> None:
+@pytest.mark.parametrize(
+    ("engine", "extra", "unclean"),
+    [
+        ("sglang", [], False),
+        ("sglang", ["--include-unparsed", "--with-raw"], False),
+        ("sglang", ["--kind", "decode_batch", "--kind", "warning"], False),
+        ("vllm", [], False),
+        ("sglang", [], True),
+        ("vllm", ["--include-unparsed"], True),
+    ],
+    ids=["events", "all", "kinds", "vllm", "unclean-cuts", "vllm-unclean-cuts"],
+)
+def test_events_jobs_on_one_file_is_byte_identical(
+    monkeypatch: pytest.MonkeyPatch, engine: str, extra: list[str], unclean: bool
+) -> None:
     """``logscope events --jobs 2`` on one file (cut small here, as a big log would be): same bytes.
     The workers write the lines and the parent renumbers them; with ``unclean`` every other cut is
     refused, so ranges are parsed again (and written) in the parent too."""
@@ -107,7 +132,9 @@ def test_events_jobs_on_one_file_is_byte_identical(monkeypatch: pytest.MonkeyPat
     assert one.output == two.output and one.output.count("\n") > 40
 
 
-@pytest.mark.parametrize("rel", ["case/vllm-200k.log", "case/sglang-200k.log", "sglang/corpus", "vllm/corpus"])
+@pytest.mark.parametrize(
+    "rel", ["case/vllm-200k.log", "case/sglang-200k.log", "sglang/corpus", "vllm/corpus"]
+)
 def test_analyze_jobs_gives_the_serial_report(monkeypatch: pytest.MonkeyPatch, rel: str) -> None:
     """``logscope analyze --jobs 2`` on one file (cut small here, as a big log would be): the same
     events in the run and the same JSON report as one process."""
@@ -123,7 +150,11 @@ def test_analyze_jobs_gives_the_serial_report(monkeypatch: pytest.MonkeyPatch, r
     assert chunks.can_split(path, 2)
     one, two = load_for_report(path), load_for_report(path, jobs=2)
     assert [e.model_dump() for e in two.events] == [e.model_dump() for e in one.events]
-    assert (two.stats.lines, two.stats.text_lines, two.engine) == (one.stats.lines, one.stats.text_lines, one.engine)
+    assert (two.stats.lines, two.stats.text_lines, two.engine) == (
+        one.stats.lines,
+        one.stats.text_lines,
+        one.engine,
+    )
     a = CliRunner().invoke(main, ["analyze", path, "--format", "json"])
     b = CliRunner().invoke(main, ["analyze", path, "--format", "json", "--jobs", "2"])
     assert a.exit_code == b.exit_code and a.output == b.output and len(a.output) > 1000

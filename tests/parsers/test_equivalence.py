@@ -86,7 +86,7 @@ def _taught() -> None:
 
 
 mutated = st.builds(
-    lambda line, cut, junk, pos: (lambda m: m[:cut] + junk + m[cut + pos:])(_message(line)),
+    lambda line, cut, junk, pos: (lambda m: m[:cut] + junk + m[cut + pos :])(_message(line)),
     st.sampled_from(REAL),
     st.integers(0, 300),
     st.text(alphabet="0123456789.,:% -x\nabcGiB", max_size=6),
@@ -94,7 +94,9 @@ mutated = st.builds(
 )
 
 
-@settings(max_examples=int(__import__("os").environ.get("LOGSCOPE_HYPOTHESIS_EXAMPLES", "400")), deadline=None)
+@settings(
+    max_examples=int(__import__("os").environ.get("LOGSCOPE_HYPOTHESIS_EXAMPLES", "400")), deadline=None
+)
 @given(text=st.one_of(mutated, st.text(max_size=200)))
 def test_fast_path_equals_pyparsing_on_generated_text(text: str) -> None:
     _taught()  # the learned paths are tried first: let them exist, as after a log's first lines
@@ -133,15 +135,17 @@ def test_learned_paths_read_like_pyparsing() -> None:
             items = text.split(", ")
             variants = [text]
             for i in range(1, len(items) - 1):
-                variants.append(", ".join([*items[:i], items[i + 1], items[i], *items[i + 2:]]))
-                variants.append(", ".join([*items[: i + 1], items[i], *items[i + 1:]]))
-                variants.append(", ".join([*items[:i], *items[i + 1:]]))
+                variants.append(", ".join([*items[:i], items[i + 1], items[i], *items[i + 2 :]]))
+                variants.append(", ".join([*items[: i + 1], items[i], *items[i + 1 :]]))
+                variants.append(", ".join([*items[:i], *items[i + 1 :]]))
             for v in variants:
                 for g in d.candidates(v):
                     assert _same(g.match(v), g.match_pp(v)), (g.name, v)
                     checked += 1
     known = {g.name for e in ("sglang", "vllm") for g in dialect(e).grammars if _paths_of(g)}
-    assert {"sglang.decode_batch", "sglang.prefill_batch", "vllm.stats", "vllm.spec_decode_v1"} <= known, known
+    assert {"sglang.decode_batch", "sglang.prefill_batch", "vllm.stats", "vllm.spec_decode_v1"} <= known, (
+        known
+    )
     assert checked > 1000, checked
 
 
@@ -233,6 +237,11 @@ def test_a_search_path_starts_where_the_grammar_would() -> None:
     assert _paths_of(DECODE)
     # the last one: the grammar matches at the first "Decode batch" (an unknown item "foo" whose value
     # runs to the next comma), the path only at the second
-    for text in (f"Decode batch? then {line}", f"{line} Decode batch, x", f"x {line}", f"Decode batch {line}",
-                 f"Decode batch, foo: 1 {line}"):
+    for text in (
+        f"Decode batch? then {line}",
+        f"{line} Decode batch, x",
+        f"x {line}",
+        f"Decode batch {line}",
+        f"Decode batch, foo: 1 {line}",
+    ):
         assert _same(DECODE.match(text), DECODE.match_pp(text)), text

@@ -73,7 +73,9 @@ def test_empty_and_binary_inputs(tmp_path: Path) -> None:
 
 def test_directory_and_several_files(tmp_path: Path) -> None:
     a = "(APIServer pid=1) INFO 01-09 07:10:57 [loggers.py:219] " + STATS.split("] ", 1)[1]
-    b = "(APIServer pid=1) INFO 01-09 07:11:07 [loggers.py:219] " + STATS.split("] ", 1)[1].replace("108.0", "99.0")
+    b = "(APIServer pid=1) INFO 01-09 07:11:07 [loggers.py:219] " + STATS.split("] ", 1)[1].replace(
+        "108.0", "99.0"
+    )
     (tmp_path / "d").mkdir()
     _write(tmp_path / "d", (b + "\n").encode(), "rank1.log")
     _write(tmp_path / "d", (a + "\n").encode(), "rank0.log")
@@ -99,8 +101,7 @@ def test_multiline_record_and_traceback_are_joined(tmp_path: Path) -> None:
         f'{h}  File "x.py", line 1, in f\r\n{h}ValueError: boom\n'
         "(APIServer pid=8) Traceback (most recent call last):\n"
         '(APIServer pid=8)   File "y.py", line 2, in g\n'
-        "(APIServer pid=8) RuntimeError: Engine core initialization failed.\n"
-        + STATS + "\n"
+        "(APIServer pid=8) RuntimeError: Engine core initialization failed.\n" + STATS + "\n"
     ).encode()
     run = logscope.load(_write(tmp_path, data))
     errs = run.of_kind("error")

@@ -10,7 +10,9 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "grammar.md"
 
 
 def test_checked_in_page_is_current() -> None:
-    assert DOC.read_text(encoding="utf-8") == page(), "run: python -m logscope.parsers.grammar_doc > docs/grammar.md"
+    assert DOC.read_text(encoding="utf-8") == page(), (
+        "run: python -m logscope.parsers.grammar_doc > docs/grammar.md"
+    )
 
 
 def test_every_grammar_and_field_is_written_out() -> None:
@@ -19,6 +21,12 @@ def test_every_grammar_and_field_is_written_out() -> None:
         for g in dialect(engine).grammars:
             assert f"### `{g.name}` → `{g.kind}`" in text
     # the stats line's fields, as the vLLM 0.32 corpus prints them, appear as named terminals
-    for field in ("prompt_tok_s=<float>", "gen_tok_s=<float>", "running=<int>", "waiting=<int>",
-                  "gpu_kv_cache_pct=<float>", "prefix_cache_hit_pct=<float>"):
+    for field in (
+        "prompt_tok_s=<float>",
+        "gen_tok_s=<float>",
+        "running=<int>",
+        "waiting=<int>",
+        "gpu_kv_cache_pct=<float>",
+        "prefix_cache_hit_pct=<float>",
+    ):
         assert field in text

@@ -33,9 +33,15 @@ def _walk_start_steps(data: bytes, lo: int, n: int) -> int:
 
 
 @settings(max_examples=300, deadline=None)
-@given(lines=st.lists(st.integers(0, 40), min_size=1, max_size=700), lo_line=st.integers(0, 700),
-       walk_lines=st.sampled_from([1, 3, 256]), walk_bytes=st.sampled_from([5, 200, 1 << 20]))
-def test_walk_start_counts_as_the_line_walk(lines: list[int], lo_line: int, walk_lines: int, walk_bytes: int) -> None:
+@given(
+    lines=st.lists(st.integers(0, 40), min_size=1, max_size=700),
+    lo_line=st.integers(0, 700),
+    walk_lines=st.sampled_from([1, 3, 256]),
+    walk_bytes=st.sampled_from([5, 200, 1 << 20]),
+)
+def test_walk_start_counts_as_the_line_walk(
+    lines: list[int], lo_line: int, walk_lines: int, walk_bytes: int
+) -> None:
     data = b"".join(b"x" * k + b"\n" for k in lines)
     starts = [0, *itertools.accumulate(k + 1 for k in lines)][:-1]
     lo = starts[min(lo_line, len(starts) - 1)]
@@ -57,7 +63,9 @@ def _gz_threads() -> int:
 
 
 @pytest.mark.parametrize("lib", ["zlib", "isal"])
-def test_gunzip_in_a_thread_reads_what_zlib_inline_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lib: str) -> None:
+def test_gunzip_in_a_thread_reads_what_zlib_inline_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lib: str
+) -> None:
     if lib == "isal":
         pytest.importorskip("isal")
     else:
@@ -70,10 +78,14 @@ def test_gunzip_in_a_thread_reads_what_zlib_inline_read(tmp_path: Path, monkeypa
     cut.write_bytes(gzip.compress(src)[: len(src) // 20])
     bad = tmp_path / "bad.log.gz"
     data = bytearray(gzip.compress(src))
-    data[len(data) // 2: len(data) // 2 + 64] = b"\xff" * 64
+    data[len(data) // 2 : len(data) // 2 + 64] = b"\xff" * 64
     bad.write_bytes(bytes(data))
-    plain = [ln.text for ln in read_lines(str(tmp_path / "plain.log") if (tmp_path / "plain.log").write_bytes(src + REAL)
-                                          else "")]
+    plain = [
+        ln.text
+        for ln in read_lines(
+            str(tmp_path / "plain.log") if (tmp_path / "plain.log").write_bytes(src + REAL) else ""
+        )
+    ]
     st1 = ReadStats()
     assert [ln.text for ln in read_lines(str(whole), st1)] == plain and st1.notes == []
     for path, note in ((cut, "gzip stream is truncated"), (bad, "gzip data is corrupt")):
@@ -93,14 +105,20 @@ def test_gunzip_thread_ends_when_the_reader_stops_early(tmp_path: Path) -> None:
     assert len(head) == 10 and _gz_threads() == before
 
 
-LOGS = [FIXTURES / "vllm/corpus/gen-a1_plain_c10.log", FIXTURES / "vllm/corpus/gen-a2_decode_steady_c10.log",
-        FIXTURES / "sglang/corpus/gen-a1_plain_c10.log"]
+LOGS = [
+    FIXTURES / "vllm/corpus/gen-a1_plain_c10.log",
+    FIXTURES / "vllm/corpus/gen-a2_decode_steady_c10.log",
+    FIXTURES / "sglang/corpus/gen-a1_plain_c10.log",
+]
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.parent.parent.name + "/" + p.name)
 @pytest.mark.parametrize("gz", [False, True], ids=["plain", "gz"])
 def test_stdin_is_read_sparsely_with_the_file_events(
-    path: Path, gz: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    path: Path,
+    gz: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     """``zcat x.gz | logscope events -`` reads sparsely too (in one pass: the head that detects the engine,
     then skipping), with the events of reading the file by name."""
@@ -156,11 +174,16 @@ def test_scanner_says_whether_the_block_holds_an_empty_line(prefer: str) -> None
     if prefer == "hyperscan":
         pytest.importorskip("hyperscan")
     sc = scanner(["Added request "], prefer=prefer)
-    for block, empty in ((b"a\nb\n", False), (b"a\n\nb\n", True), (b"Added request x\n\n\n\n", True),
-                         (b"a\n \nb\n", False), (b"", False)):
+    for block, empty in (
+        (b"a\nb\n", False),
+        (b"a\n\nb\n", True),
+        (b"Added request x\n\n\n\n", True),
+        (b"a\n \nb\n", False),
+        (b"", False),
+    ):
         hits = sc.scan(block)
         assert sc.empty is empty, (prefer, block)
-        assert all(block[h:h + 1] != b"\n" for h in hits)  # the empty line is no hit
+        assert all(block[h : h + 1] != b"\n" for h in hits)  # the empty line is no hit
 
 
 @pytest.mark.parametrize("carry", [b"", b"x\n", b"x\n\n", b"x\n\r\n", b"\n", b"y\r\n"])

@@ -46,12 +46,12 @@ def _plain_peel(text: str) -> Envelope:
         if m.group("compose") is not None and text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
             break
         outer_time = outer_time or m.group("iso") or m.group("ci") or m.group("journal")
-        text = text[m.end():]
+        text = text[m.end() :]
     if text[:1] == "(" or " pid=" in text[:80]:
         m2 = _PROC.match(text)
         if m2 is not None:
             process = m2.group("proc")
-            text = text[m2.end():]
+            text = text[m2.end() :]
     repeated = 1
     if "[repeated " in text:
         m3 = _REPEATED.search(text)
@@ -82,14 +82,45 @@ def _header(d: Any, text: str) -> Any:
 
 
 # a few real prefixes, and what may follow them where a regex that looked past its match would differ
-PROCS = ["(APIServer pid=26354) ", "(EngineCore_DP0 pid=456) ", "(RayWorkerWrapper pid=9, ip=10.0.0.1) ",
-         "(VllmWorker TP3 pid=12) ", "(pid=7) ", "(raylet) ", "Worker_TP1 pid=3) "]
-SG_HEADERS = ["[2025-06-01 12:00:00] ", "[2025-06-01 12:00:00 TP0] ", "[2025-06-01 12:00:00.123 DP1 TP3 EP3] ",
-              "[12:00:00 TP0] ", "[ 2025-06-01 12:00:00 TP1] ", "  [2025-06-01 12:00:00 TP0] ",
-              "2025-06-01 12:00:00 TP0] ", "[2025-06-01 12:00:00 encode_dp_worker[3]] ", "[2025-06-01 12:00:00]"]
-TAILS = ["", " ", "x", "]", "] ", " TP1] x", "TP1] ", "0] ", ".5] ", ") ", "pid=1) x", ", ip=1.2.3.4) ",
-         "INFO:     127.0.0.1 - GET", "INFO 06-01 12:00:00 [a.py:1] glued", "Decode batch, #running-req: 1",
-         "[2025-06-01 12:00:01 TP0] glued", " [repeated 3x across cluster]"]
+PROCS = [
+    "(APIServer pid=26354) ",
+    "(EngineCore_DP0 pid=456) ",
+    "(RayWorkerWrapper pid=9, ip=10.0.0.1) ",
+    "(VllmWorker TP3 pid=12) ",
+    "(pid=7) ",
+    "(raylet) ",
+    "Worker_TP1 pid=3) ",
+]
+SG_HEADERS = [
+    "[2025-06-01 12:00:00] ",
+    "[2025-06-01 12:00:00 TP0] ",
+    "[2025-06-01 12:00:00.123 DP1 TP3 EP3] ",
+    "[12:00:00 TP0] ",
+    "[ 2025-06-01 12:00:00 TP1] ",
+    "  [2025-06-01 12:00:00 TP0] ",
+    "2025-06-01 12:00:00 TP0] ",
+    "[2025-06-01 12:00:00 encode_dp_worker[3]] ",
+    "[2025-06-01 12:00:00]",
+]
+TAILS = [
+    "",
+    " ",
+    "x",
+    "]",
+    "] ",
+    " TP1] x",
+    "TP1] ",
+    "0] ",
+    ".5] ",
+    ") ",
+    "pid=1) x",
+    ", ip=1.2.3.4) ",
+    "INFO:     127.0.0.1 - GET",
+    "INFO 06-01 12:00:00 [a.py:1] glued",
+    "Decode batch, #running-req: 1",
+    "[2025-06-01 12:00:01 TP0] glued",
+    " [repeated 3x across cluster]",
+]
 
 
 def test_peel_equals_its_definition_on_fixtures() -> None:
@@ -111,8 +142,11 @@ _LINE_CHARS = st.sampled_from(list("([]) :=.,-_|0123456789TZ pidAPIServerINFOWAR
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.sampled_from(PROCS + SG_HEADERS + ["2025-03-10T15:07:20Z ", "[2025-03-10T15:07:20Z] ", "vllm-1  | "]),
-       st.lists(_LINE_CHARS, max_size=40).map("".join), st.lists(_LINE_CHARS, max_size=40).map("".join))
+@given(
+    st.sampled_from(PROCS + SG_HEADERS + ["2025-03-10T15:07:20Z ", "[2025-03-10T15:07:20Z] ", "vllm-1  | "]),
+    st.lists(_LINE_CHARS, max_size=40).map("".join),
+    st.lists(_LINE_CHARS, max_size=40).map("".join),
+)
 def test_peel_on_generated_text(prefix: str, a: str, b: str) -> None:
     for text in (a, prefix + a, prefix + b, b + prefix):
         assert peel(text) == _plain_peel(text), text
@@ -150,8 +184,11 @@ def test_sglang_header_after_the_same_header() -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.sampled_from(SG_HEADERS), st.lists(_LINE_CHARS, max_size=30).map("".join),
-       st.lists(_LINE_CHARS, max_size=30).map("".join))
+@given(
+    st.sampled_from(SG_HEADERS),
+    st.lists(_LINE_CHARS, max_size=30).map("".join),
+    st.lists(_LINE_CHARS, max_size=30).map("".join),
+)
 def test_sglang_header_on_generated_text(head: str, a: str, b: str) -> None:
     d, ref = SglangDialect(), SglangDialect()
     for text in (head + a, head + b, head[:-1] + b, a):
@@ -179,12 +216,18 @@ def _plain_split_vllm(text: str) -> list[str]:
 def test_vllm_split_glued_equals_its_definition() -> None:
     d = VllmDialect()
     glued = "(APIServer pid=1) INFO 11-30 12:04:55 [loggers.py:271] Engine 000: Avg prompt throughput: 0.0"
-    extra = [glued + glued, glued + " " + glued[18:], "x" * 50 + glued, glued[18:] + "ERROR 11-30 12:04:55 [a.py:1] x",
-             "[Stage-0] INFO 11-30 12:04:55 [a.py:1] " + "y" * 40 + "WARNING 11-30 12:04:56 a.py:2] z",
-             "INFO 11-30 12:04:55.123 [a.py:1] " + "y" * 40 + " 12:04:56 ",
-             # a clock of another form (SGLang's), alone and with a vLLM record glued behind it
-             sg := "[2026-10-18 18:01:45 TP0] Decode batch, #running-req: 0, #token: 810875, token usage: 0.06",
-             sg + glued, sg + "INFO 10-18 18:01:45 [a.py:1] x"]
+    extra = [
+        glued + glued,
+        glued + " " + glued[18:],
+        "x" * 50 + glued,
+        glued[18:] + "ERROR 11-30 12:04:55 [a.py:1] x",
+        "[Stage-0] INFO 11-30 12:04:55 [a.py:1] " + "y" * 40 + "WARNING 11-30 12:04:56 a.py:2] z",
+        "INFO 11-30 12:04:55.123 [a.py:1] " + "y" * 40 + " 12:04:56 ",
+        # a clock of another form (SGLang's), alone and with a vLLM record glued behind it
+        sg := "[2026-10-18 18:01:45 TP0] Decode batch, #running-req: 0, #token: 810875, token usage: 0.06",
+        sg + glued,
+        sg + "INFO 10-18 18:01:45 [a.py:1] x",
+    ]
     for text in [*_texts(), *extra]:
         env = d.envelope(text).text
         assert d.split_glued(env) == _plain_split_vllm(env), env
@@ -236,7 +279,9 @@ def test_clock_equals_its_definition(stamps: list[tuple[int | None, int | None, 
 # every stamp the dialects can give: two-digit months, days and hours as printed (not only valid ones)
 _ANY_STAMP = st.one_of(
     st.tuples(st.none(), st.integers(0, 99), st.integers(0, 99), st.floats(0, 99 * 3600 + 99 * 60 + 100)),
-    st.tuples(st.integers(0, 9999), st.integers(0, 99), st.integers(0, 99), st.floats(0, 99 * 3600 + 99 * 60 + 100)),
+    st.tuples(
+        st.integers(0, 9999), st.integers(0, 99), st.integers(0, 99), st.floats(0, 99 * 3600 + 99 * 60 + 100)
+    ),
     st.tuples(st.none(), st.none(), st.none(), st.floats(0, 99 * 3600 + 99 * 60 + 100)),
 )
 

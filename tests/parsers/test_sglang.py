@@ -117,7 +117,12 @@ def test_printed_numbers(path: Path) -> None:
             vals = re.findall(rx, lines[e.line - 1])
             assert vals, (e.line, field, "a value the line does not print")
             got = getattr(e, field)
-            assert any(abs(got - float(v)) <= 1e-9 * max(1.0, float(v)) for v in vals), (e.line, field, got, vals)
+            assert any(abs(got - float(v)) <= 1e-9 * max(1.0, float(v)) for v in vals), (
+                e.line,
+                field,
+                got,
+                vals,
+            )
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
@@ -174,8 +179,13 @@ def test_specific_values() -> None:
 
     run = _run(CORPUS / "custom-log-format-padded-dp-tag-trailing-comma-16ranks.log")
     d = run.of_kind("decode_batch")[0]
-    assert (d.level, d.process, d.tp_rank, d.dp_rank, d.time) == ("INFO", "DP15 TP15 EP15 pid=5129", 15, 15,
-                                                                  "2025-10-18 15:00:18")
+    assert (d.level, d.process, d.tp_rank, d.dp_rank, d.time) == (
+        "INFO",
+        "DP15 TP15 EP15 pid=5129",
+        15,
+        15,
+        "2025-10-18 15:00:18",
+    )
     assert run.of_kind("decode_batch")[3].t_s == 5.0
 
     run = _run(CORPUS / "k8s-cri-containerd-prefix-pipeline-parallel-pp-ranks.log")
@@ -185,7 +195,11 @@ def test_specific_values() -> None:
     run = _run(CORPUS / "swa-hybrid-full-token-usage-1.00-missing-bracket-then-user-abbreviated.log")
     d = run.of_kind("decode_batch")
     assert (d[0].time, d[0].tokens, d[0].token_usage, d[0].extra["swa_token_usage"]) == (
-        "2026-09-03 14:21:02", 2127901, 1.0, 0.11)
+        "2026-09-03 14:21:02",
+        2127901,
+        1.0,
+        0.11,
+    )
     assert (d[3].time, d[3].t_s, d[3].queue, d[3].gen_tok_s) == ("14:21:12", 10.0, None, 11.31)
 
     run = _run(CORPUS / "engine-generate-prefill-cache-hit-rate-tqdm.log")
@@ -234,7 +248,13 @@ def _cut_lines() -> list[str]:
         shapes: set[str] = set()
         for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
             shape = re.sub(r"\d+", "0", text)
-            if shape not in shapes and len(shapes) < 6 and re.search(r"batch|Retract|happened|Cache is|max_total_num|Load weight end|graph end", text):
+            if (
+                shape not in shapes
+                and len(shapes) < 6
+                and re.search(
+                    r"batch|Retract|happened|Cache is|max_total_num|Load weight end|graph end", text
+                )
+            ):
                 shapes.add(shape)
                 out.append(text)
     return out
@@ -247,8 +267,15 @@ def test_a_line_cut_anywhere_never_gives_a_wrong_number(text: str) -> None:
     Exceptions, by nature: an int that ends the cut line (``#queue-req: 12`` cut to ``#queue-req: 1``
     looks whole), and sums over optional parts (a Mamba pool without its cut speculative part).
     """
-    kinds = {"prefill_batch", "decode_batch", "retract", "scheduler_limits", "kv_cache_pool", "model_load",
-             "graph_capture"}
+    kinds = {
+        "prefill_batch",
+        "decode_batch",
+        "retract",
+        "scheduler_limits",
+        "kv_cache_pool",
+        "model_load",
+        "graph_capture",
+    }
     whole = [e for e in _events([text]) if e.kind in kinds]
     if not whole:
         return
@@ -277,49 +304,127 @@ def test_a_line_cut_anywhere_never_gives_a_wrong_number(text: str) -> None:
     ("text", "time", "process", "tp", "dp", "level", "msg"),
     [
         ("[2025-06-01 12:00:00] hello", "2025-06-01 12:00:00", None, None, None, None, "hello"),
-        ("[2025-06-01 12:00:00.123 DP1 TP3 EP3] hello", "2025-06-01 12:00:00.123", "DP1 TP3 EP3", 3, 1, None, "hello"),
+        (
+            "[2025-06-01 12:00:00.123 DP1 TP3 EP3] hello",
+            "2025-06-01 12:00:00.123",
+            "DP1 TP3 EP3",
+            3,
+            1,
+            None,
+            "hello",
+        ),
         ("[12:00:00 TP0] hello", "12:00:00", "TP0", 0, None, None, "hello"),
         ("[2025-06-01 12:00:00 TP12 PP3] hello", "2025-06-01 12:00:00", "TP12 PP3", 12, None, None, "hello"),
-        ("[2025-06-01 12:00:00 DP2 PP1 ATTN_CP1 MOE_DP2 TP11 EP11] x", "2025-06-01 12:00:00",
-         "DP2 PP1 ATTN_CP1 MOE_DP2 TP11 EP11", 11, 2, None, "x"),
-        ("[2025-06-01 12:00:00 encode_dp_worker[3]] x", "2025-06-01 12:00:00", "encode_dp_worker[3]", None, None,
-         None, "x"),
+        (
+            "[2025-06-01 12:00:00 DP2 PP1 ATTN_CP1 MOE_DP2 TP11 EP11] x",
+            "2025-06-01 12:00:00",
+            "DP2 PP1 ATTN_CP1 MOE_DP2 TP11 EP11",
+            11,
+            2,
+            None,
+            "x",
+        ),
+        (
+            "[2025-06-01 12:00:00 encode_dp_worker[3]] x",
+            "2025-06-01 12:00:00",
+            "encode_dp_worker[3]",
+            None,
+            None,
+            None,
+            "x",
+        ),
         ("[ 2025-06-01 12:00:00 DP10 TP10] x", "2025-06-01 12:00:00", "DP10 TP10", 10, 10, None, "x"),
         ("2025-06-01 12:00:00 TP0] x", "2025-06-01 12:00:00", "TP0", 0, None, None, "x"),
-        ("2025-10-18 15:00:18 INFO 5129 [ DP15 TP15 EP15 scheduler_metrics_mixin.py:131] x", "2025-10-18 15:00:18",
-         "DP15 TP15 EP15 pid=5129", 15, 15, "INFO", "x"),
-        ("2025-10-18 15:00:18,123 WARNING 77 [scheduler.py:9] x", "2025-10-18 15:00:18,123", "pid=77", None, None,
-         "WARNING", "x"),
-        ("[2025-06-01 12:00:40] INFO:     Started server process [1]", "2025-06-01 12:00:40", None, None, None, "INFO",
-         "Started server process [1]"),
-        ("INFO:     Uvicorn running on http://0.0.0.0:30000", None, None, None, None, "INFO",
-         "Uvicorn running on http://0.0.0.0:30000"),
-        ("[rank3]:[E1227 18:58:46.356042219 ProcessGroupNCCL.cpp:2648] x", "12-27 18:58:46.356042219", "rank3", None,
-         None, "ERROR", "x"),
+        (
+            "2025-10-18 15:00:18 INFO 5129 [ DP15 TP15 EP15 scheduler_metrics_mixin.py:131] x",
+            "2025-10-18 15:00:18",
+            "DP15 TP15 EP15 pid=5129",
+            15,
+            15,
+            "INFO",
+            "x",
+        ),
+        (
+            "2025-10-18 15:00:18,123 WARNING 77 [scheduler.py:9] x",
+            "2025-10-18 15:00:18,123",
+            "pid=77",
+            None,
+            None,
+            "WARNING",
+            "x",
+        ),
+        (
+            "[2025-06-01 12:00:40] INFO:     Started server process [1]",
+            "2025-06-01 12:00:40",
+            None,
+            None,
+            None,
+            "INFO",
+            "Started server process [1]",
+        ),
+        (
+            "INFO:     Uvicorn running on http://0.0.0.0:30000",
+            None,
+            None,
+            None,
+            None,
+            "INFO",
+            "Uvicorn running on http://0.0.0.0:30000",
+        ),
+        (
+            "[rank3]:[E1227 18:58:46.356042219 ProcessGroupNCCL.cpp:2648] x",
+            "12-27 18:58:46.356042219",
+            "rank3",
+            None,
+            None,
+            "ERROR",
+            "x",
+        ),
         ("[2025-07-23 07:55:24] ", "2025-07-23 07:55:24", None, None, None, None, ""),
     ],
 )
-def test_header_forms(text: str, time: str | None, process: str | None, tp: int | None, dp: int | None,
-                      level: str | None, msg: str) -> None:
+def test_header_forms(
+    text: str,
+    time: str | None,
+    process: str | None,
+    tp: int | None,
+    dp: int | None,
+    level: str | None,
+    msg: str,
+) -> None:
     d = SglangDialect()
     parsed = d.header(d.envelope(text).text)
     assert parsed is not None
     hdr, message = parsed
-    assert (hdr.time, hdr.process, hdr.tp_rank, hdr.dp_rank, hdr.level, message) == (time, process, tp, dp, level, msg)
+    assert (hdr.time, hdr.process, hdr.tp_rank, hdr.dp_rank, hdr.level, message) == (
+        time,
+        process,
+        tp,
+        dp,
+        level,
+        msg,
+    )
 
 
 def test_not_headers() -> None:
     d = SglangDialect()
-    for text in ("INFO 10-18 17:06:21 [loggers.py:123] Avg prompt throughput: 1.0 tokens/s",
-                 "Processing batches: 2it [00:00,  3.10it/s]", "2025-08-02 03:05:16.727 3734202 kserve.trace x",
-                 "  File \"x.py\", line 1, in f", "[Gloo] Rank 0 is connected to 1 peer ranks"):
+    for text in (
+        "INFO 10-18 17:06:21 [loggers.py:123] Avg prompt throughput: 1.0 tokens/s",
+        "Processing batches: 2it [00:00,  3.10it/s]",
+        "2025-08-02 03:05:16.727 3734202 kserve.trace x",
+        '  File "x.py", line 1, in f',
+        "[Gloo] Rank 0 is connected to 1 peer ranks",
+    ):
         assert d.header(d.envelope(text).text) is None, text
 
 
 def test_envelope_keeps_sglang_stamps_and_peels_collectors() -> None:
     d = SglangDialect()
     env = d.envelope("2026-06-01T16:01:04.25615995+02:00 stderr F 2025-10-18 15:00:18 INFO 1 [x.py:1] m")
-    assert (env.text, env.outer_time) == ("2025-10-18 15:00:18 INFO 1 [x.py:1] m", "2026-06-01T16:01:04.25615995+02:00")
+    assert (env.text, env.outer_time) == (
+        "2025-10-18 15:00:18 INFO 1 [x.py:1] m",
+        "2026-06-01T16:01:04.25615995+02:00",
+    )
     env = d.envelope("2026-06-01T16:01:04Z stdout F [2026-06-01 14:01:04 PP0] m")
     assert (env.text, env.outer_time) == ("[2026-06-01 14:01:04 PP0] m", "2026-06-01T16:01:04Z")
     assert d.envelope("2026-09-03 14:21:02 TP0] m").text == "2026-09-03 14:21:02 TP0] m"
@@ -333,8 +438,11 @@ def test_split_glued_gives_exact_slices() -> None:
     pieces = d.split_glued(line)
     assert pieces == ["  0%|          ", "[2026-01-30 18:27:12 TP0] Prefill batch, x", "[12:00:01 TP1] y"]
     assert "".join(pieces) == line
-    for text in ("[2026-01-30 18:27:12 TP0] Capture cuda graph bs [1, 2, 4]",
-                 "Processing batches: 2it [00:00,  3.10it/s]", "[14:53:02] Prompts loaded. [12:00:00] x"):
+    for text in (
+        "[2026-01-30 18:27:12 TP0] Capture cuda graph bs [1, 2, 4]",
+        "Processing batches: 2it [00:00,  3.10it/s]",
+        "[14:53:02] Prompts loaded. [12:00:00] x",
+    ):
         assert d.split_glued(text) == [text]
 
 
@@ -347,48 +455,65 @@ def test_windows_line_endings_and_indented_pastes(tmp_path: Path, name: str) -> 
     crlf.write_bytes(src.replace("\n", "\r\n").encode())
     assert _run(crlf).counts() == want
     indented = tmp_path / "indented.log"
-    indented.write_text("".join(f"    {ln}\n" if ln.startswith("[") else f"{ln}\n" for ln in src.splitlines()))
+    indented.write_text(
+        "".join(f"    {ln}\n" if ln.startswith("[") else f"{ln}\n" for ln in src.splitlines())
+    )
     assert _run(indented).counts() == want
 
 
 def test_lines_behind_an_unknown_prefix() -> None:
     """A custom logging config (SGLANG_LOGGING_CONFIG_PATH) can print any prefix: batch, retraction and
     ready lines are still found; their time is what the collector layer kept, if anything."""
-    evs = _events([
-        "2025-06-01 12:00:00,123 - sglang.srt.managers.scheduler - INFO - Decode batch. #running-req: 2, #token: 5, "
-        "token usage: 0.00, gen throughput (token/s): 1.00, #queue-req: 0",
-        "INFO:sglang.srt.managers.scheduler:Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, "
-        "token usage: 0.00, #running-req: 0, #queue-req: 0",
-        "[pod/sglang-0/sglang] KV cache pool is full. Retract requests. #retracted_reqs: 3, "
-        "#new_token_ratio: 0.3000 -> 0.5123",
-        "I1201 12:00:00 x.py:12] The server is fired up and ready to roll!",
-        "vs self.max_total_num_tokens=1024",  # not a scheduler summary line
-    ])
+    evs = _events(
+        [
+            "2025-06-01 12:00:00,123 - sglang.srt.managers.scheduler - INFO - Decode batch. #running-req: 2, #token: 5, "
+            "token usage: 0.00, gen throughput (token/s): 1.00, #queue-req: 0",
+            "INFO:sglang.srt.managers.scheduler:Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, "
+            "token usage: 0.00, #running-req: 0, #queue-req: 0",
+            "[pod/sglang-0/sglang] KV cache pool is full. Retract requests. #retracted_reqs: 3, "
+            "#new_token_ratio: 0.3000 -> 0.5123",
+            "I1201 12:00:00 x.py:12] The server is fired up and ready to roll!",
+            "vs self.max_total_num_tokens=1024",  # not a scheduler summary line
+        ]
+    )
     assert [e.kind for e in evs] == ["decode_batch", "prefill_batch", "retract", "server_ready", "unparsed"]
     assert (evs[0].time, evs[0].gen_tok_s, evs[1].new_token, evs[2].new_token_ratio) == (
-        "2025-06-01 12:00:00,123", 1.0, 7, 0.5123)
-    assert [e.model_dump() for e in evs] == [e.model_dump() for e in _events([e.raw for e in evs], reference=True)]
+        "2025-06-01 12:00:00,123",
+        1.0,
+        7,
+        0.5123,
+    )
+    assert [e.model_dump() for e in evs] == [
+        e.model_dump() for e in _events([e.raw for e in evs], reference=True)
+    ]
 
 
 def test_continuation_lines() -> None:
-    evs = _events([
-        "[2025-10-10 10:10:10 TP0] Decode out of memory. Try to lower your batch size.",
-        "Try to allocate 148 tokens.",
-        "Avaliable tokens: 2048",
-        "self.tree_cache.evictable_size()=0",
-        "",
-        "/x/hf_transformers_utils.py:512: UserWarning: Using a slow tokenizer. This might cause a slowdown.",
-        "  warnings.warn(",
-        "[2026-02-01 10:00:00 TP0] Pyspy dump for PID 309:",
-        "Process 309: sglang::scheduler_TP6",
-        "",
-        "Thread 309 (idle): \"MainThread\"",
-        "[2026-02-01 10:00:01 TP0] Decode batch, #running-req: 1, #token: 5, token usage: 0.01, cuda graph: False, "
-        "gen throughput (token/s): 1.00, #queue-req: 0",
-        "Try to allocate 1 tokens.",
-    ])
+    evs = _events(
+        [
+            "[2025-10-10 10:10:10 TP0] Decode out of memory. Try to lower your batch size.",
+            "Try to allocate 148 tokens.",
+            "Avaliable tokens: 2048",
+            "self.tree_cache.evictable_size()=0",
+            "",
+            "/x/hf_transformers_utils.py:512: UserWarning: Using a slow tokenizer. This might cause a slowdown.",
+            "  warnings.warn(",
+            "[2026-02-01 10:00:00 TP0] Pyspy dump for PID 309:",
+            "Process 309: sglang::scheduler_TP6",
+            "",
+            'Thread 309 (idle): "MainThread"',
+            "[2026-02-01 10:00:01 TP0] Decode batch, #running-req: 1, #token: 5, token usage: 0.01, cuda graph: False, "
+            "gen throughput (token/s): 1.00, #queue-req: 0",
+            "Try to allocate 1 tokens.",
+        ]
+    )
     assert [(e.kind, e.line, e.end_line) for e in evs] == [
-        ("error", 1, 5), ("warning", 6, 7), ("unparsed", 8, 11), ("decode_batch", 12, None), ("unparsed", 13, None)]
+        ("error", 1, 5),
+        ("warning", 6, 7),
+        ("unparsed", 8, 11),
+        ("decode_batch", 12, None),
+        ("unparsed", 13, None),
+    ]
     assert evs[0].message.splitlines()[1:3] == ["Try to allocate 148 tokens.", "Avaliable tokens: 2048"]
     assert evs[1].source == "/x/hf_transformers_utils.py:512"
 
@@ -443,19 +568,25 @@ MESSAGES = _messages()
 mutated = st.builds(
     lambda m, edits: _edit(m, edits),
     st.sampled_from(MESSAGES),
-    st.lists(st.tuples(st.integers(0, 400), st.integers(0, 4), st.text("0123456789.,:% -#xGB()=[]Tru\n", max_size=5)),
-             max_size=3),
+    st.lists(
+        st.tuples(
+            st.integers(0, 400), st.integers(0, 4), st.text("0123456789.,:% -#xGB()=[]Tru\n", max_size=5)
+        ),
+        max_size=3,
+    ),
 )
 
 
 def _edit(m: str, edits: list[tuple[int, int, str]]) -> str:
     for pos, drop, junk in edits:
         pos = min(pos, len(m))
-        m = m[:pos] + junk + m[pos + drop:]
+        m = m[:pos] + junk + m[pos + drop :]
     return m
 
 
-@settings(max_examples=int(__import__("os").environ.get("LOGSCOPE_HYPOTHESIS_EXAMPLES", "600")), deadline=None)
+@settings(
+    max_examples=int(__import__("os").environ.get("LOGSCOPE_HYPOTHESIS_EXAMPLES", "600")), deadline=None
+)
 @given(text=mutated)
 def test_pyparsing_form_equals_compiled_form_on_damaged_sglang_lines(text: str) -> None:
     for g in SglangDialect().grammars:

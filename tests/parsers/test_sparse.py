@@ -38,17 +38,22 @@ def test_sparse_equals_careful(path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 SAMPLE = (FIXTURES / "vllm/corpus/gen-a1_plain_c10.log").read_bytes() + (FIXTURES / "sglang/corpus").joinpath(
-    "gen-a1_plain_c10.log").read_bytes()
+    "gen-a1_plain_c10.log"
+).read_bytes()
 
 
 # every special byte, a literal at a line's start and end, two literals in one line, a literal cut by a
 # line break, invalid UTF-8 (polars takes text: that block goes to bytes.find), U+0085 and U+2028
-ODD = (b"Added request x\nno anchor here\nx Added request \nAdded req\nuest\nAvg prompt throughput Added request \n"
-       b"a\rb\n\x1b[0m\n\x0bv\x0cf\n\x1c\x1d\x1e\nnel\xc2\x85\nls\xe2\x80\xa8\nps\xe2\x80\xa9\n\n\nlast")
+ODD = (
+    b"Added request x\nno anchor here\nx Added request \nAdded req\nuest\nAvg prompt throughput Added request \n"
+    b"a\rb\n\x1b[0m\n\x0bv\x0cf\n\x1c\x1d\x1e\nnel\xc2\x85\nls\xe2\x80\xa8\nps\xe2\x80\xa9\n\n\nlast"
+)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("hyperscan") is None, reason="hyperscan not installed")
-@pytest.mark.parametrize("block", [SAMPLE, ODD, ODD + b"\xff\xfe Added request \n"], ids=["corpus", "odd", "not-utf8"])
+@pytest.mark.parametrize(
+    "block", [SAMPLE, ODD, ODD + b"\xff\xfe Added request \n"], ids=["corpus", "odd", "not-utf8"]
+)
 def test_scanners_agree_on_lines(block: bytes) -> None:
     lits = [a.encode() for a in dialect("vllm").scan_literals()] + list(SPECIAL)
 
@@ -62,7 +67,9 @@ def test_scanners_agree_on_lines(block: bytes) -> None:
 
 
 @pytest.mark.parametrize("prefer", ["polars", "python"])
-def test_sparse_equals_careful_with_the_fallback_scanners(prefer: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sparse_equals_careful_with_the_fallback_scanners(
+    prefer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The sparse read with each fallback scanner (an install without Hyperscan) gives the careful events."""
     from logscope.parsers import scan
 

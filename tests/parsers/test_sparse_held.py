@@ -48,19 +48,27 @@ def _name(path: Path) -> str:
 
 def _events(path: Path, sparse: bool, literals: tuple[str, ...]) -> tuple[list[dict], ReadStats]:  # type: ignore[type-arg]
     stats = ReadStats()
-    _eng, evs = iter_file_events(str(path), "auto", stats=stats, keep_unparsed=False, keep_literals=literals,
-                                 sparse=sparse)
+    _eng, evs = iter_file_events(
+        str(path), "auto", stats=stats, keep_unparsed=False, keep_literals=literals, sparse=sparse
+    )
     return [e.model_dump() for e in evs], stats
 
 
 @pytest.mark.parametrize("literals", [(), text_anchors()], ids=["plain", "report"])
 @pytest.mark.parametrize("path", LOGS, ids=_name)
-def test_sparse_keeps_the_careful_records(path: Path, literals: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sparse_keeps_the_careful_records(
+    path: Path, literals: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("logscope.api.SPARSE_HEAD", 0)  # skip from the first line on
     careful, s1 = _events(path, False, literals)
     sparse, s2 = _events(path, True, literals)
     # skipped lines are counted, not read: as text unless empty (these logs hold no line of blanks or junk)
-    assert (s2.lines, s2.bytes, s2.text_lines, s2.junk_lines) == (s1.lines, s1.bytes, s1.text_lines, s1.junk_lines)
+    assert (s2.lines, s2.bytes, s2.text_lines, s2.junk_lines) == (
+        s1.lines,
+        s1.bytes,
+        s1.text_lines,
+        s1.junk_lines,
+    )
     if "formats" in path.parts:
         # excerpts of many logs of different dates: the year roll-over guess depends on the stamps
         # seen in between, which the sparse reader skips (as in test_sparse.py)
@@ -87,7 +95,9 @@ def test_sparse_keeps_them_across_blocks(path: Path, monkeypatch: pytest.MonkeyP
 def _vllm_log(tmp_path: Path, untimed: int) -> Path:
     """A vLLM log where a Python warning (no time of its own) follows ``untimed`` prefix-less lines
     that hold no anchor, after the timestamped record the warning takes its time from."""
-    lines = [f"INFO 11-30 12:05:{i // 10:02d} [core.py:{i}] step {i} of the engine's start" for i in range(100)]
+    lines = [
+        f"INFO 11-30 12:05:{i // 10:02d} [core.py:{i}] step {i} of the engine's start" for i in range(100)
+    ]
     lines.append("INFO 11-30 12:05:23 [launcher.py:195] Route: /v1/models, Methods: GET")
     lines += [f"    line {i} of a table printed without a prefix" for i in range(untimed)]
     lines.append("/x/y.py:12: UserWarning: Using a slow tokenizer.")
@@ -117,7 +127,9 @@ def test_walk_back_bound(tmp_path: Path, untimed: int, monkeypatch: pytest.Monke
         # inside a block: ``framing._head_cut``)
         kept = [e["line"] for e in sparse if e["kind"] == "unparsed"]
         assert kept == [1]
-        assert [e for e in sparse if e["kind"] != "unparsed"] == [e for e in careful if e["kind"] != "unparsed"]
+        assert [e for e in sparse if e["kind"] != "unparsed"] == [
+            e for e in careful if e["kind"] != "unparsed"
+        ]
 
 
 @pytest.mark.parametrize("path", [p for p in LOGS if p.stat().st_size > 4000], ids=_name)
@@ -133,7 +145,12 @@ def test_ranges_read_sparsely_keep_them(path: Path, monkeypatch: pytest.MonkeyPa
     careful, s1 = _events(path, False, ())
     s2 = ReadStats()
     ranged = [e.model_dump() for e in _split_file_events(str(path), "auto", 1, False, s2)[1]]
-    assert (s2.lines, s2.bytes, s2.text_lines, s2.junk_lines) == (s1.lines, s1.bytes, s1.text_lines, s1.junk_lines)
+    assert (s2.lines, s2.bytes, s2.text_lines, s2.junk_lines) == (
+        s1.lines,
+        s1.bytes,
+        s1.text_lines,
+        s1.junk_lines,
+    )
     if "formats" in path.parts:
         for e in careful + ranged:
             e.pop("t_s")

@@ -15,8 +15,12 @@ from tests.render.cases import CASES, loaded
 
 FIGURES = ROOT / "docs" / "figures"
 # which case run shows each figure best
-SOURCE = {"throughput": "vllm-64k", "spec_acceptance": "vllm-64k", "cold_start": "vllm-64k",
-          "prefill_chunks": "sglang-200k"}
+SOURCE = {
+    "throughput": "vllm-64k",
+    "spec_acceptance": "vllm-64k",
+    "cold_start": "vllm-64k",
+    "prefill_chunks": "sglang-200k",
+}
 COMPARED = ("vllm-64k", "vllm-200k")
 METRICS = ROOT / "fixtures" / "metrics"  # the metrics figures: the c6 recapture and its 1 s scrapes
 
@@ -28,7 +32,9 @@ def _draw() -> list[Plot]:
         out += [p for p in run_plots(PlotInput.of(run, rep), ("png",)).plots if p.name == name]
     (a, ra), (b, rb) = (loaded(n) for n in COMPARED)
     cmp = compare(a, b, labels=["vLLM 64K", "vLLM 200K"])
-    out += compare_plots(PlotInput.of(a, ra, "vLLM 64K"), PlotInput.of(b, rb, "vLLM 200K"), cmp, ("png",)).plots
+    out += compare_plots(
+        PlotInput.of(a, ra, "vLLM 64K"), PlotInput.of(b, rb, "vLLM 200K"), cmp, ("png",)
+    ).plots
     from logscope.api import load
 
     run = load([str(METRICS / "vllm-c6-metrics-1s.log")])

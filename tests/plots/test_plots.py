@@ -57,10 +57,13 @@ def test_run_figures(name: str) -> None:
     plots = run_plots(PlotInput.of(run, report))
     names = {p.name for p in plots.plots}
     # the metrics figures are neither drawn nor listed as not drawn without --metrics
-    assert names | {t for t in plots.skipped} and len(plots.plots) + len(plots.skipped) == len(RUN_FIGURES) - len(
-        OPTIONAL_FIGURES)
+    assert names | {t for t in plots.skipped} and len(plots.plots) + len(plots.skipped) == len(
+        RUN_FIGURES
+    ) - len(OPTIONAL_FIGURES)
     assert "throughput" in names and "cold_start" in names
-    assert ("spec_acceptance" in names) == bool(report.spec_decode and report.spec_decode.per_position_acceptance)
+    assert ("spec_acceptance" in names) == bool(
+        report.spec_decode and report.spec_decode.per_position_acceptance
+    )
     assert ("prefill_chunks" in names) == bool(report.prefill and report.prefill.chunk_series)
     for p in plots.plots:
         check_png(p.png)
@@ -82,7 +85,9 @@ def test_compare_figures(tmp_path: Path) -> None:
     plots = compare_plots(PlotInput.of(a, ra, "base"), PlotInput.of(b, rb, "other"), cmp)
     assert {p.name for p in plots.plots} == {n for n, _t, _c in COMPARE_FIGURES}
     written = write_plots(plots.plots, tmp_path / "figs")
-    assert sorted(p.name for p in written) == sorted(f"{p.name}.{e}" for p in plots.plots for e in ("png", "svg"))
+    assert sorted(p.name for p in written) == sorted(
+        f"{p.name}.{e}" for p in plots.plots for e in ("png", "svg")
+    )
     for p in plots.plots:
         check_png(p.png)
         check_svg(p.svg)
@@ -94,9 +99,19 @@ def test_chunk_series_and_odd_labels() -> None:
     rep = report.model_copy(deep=True)
     if rep.prefill is None:
         pytest.skip("no prefill section to extend")
-    series = [ChunkSeries(request=i + 1, file="x", start_line=i * 6, end_line=i * 6 + 5, chunks=6, new_tokens=196608,
-                          tok_s=[22265.0 - 20 * i, 21064.0, 19628.0, 18475.0, 17243.0, 16408.0], decay_pct=-26.3)
-              for i in range(30)]
+    series = [
+        ChunkSeries(
+            request=i + 1,
+            file="x",
+            start_line=i * 6,
+            end_line=i * 6 + 5,
+            chunks=6,
+            new_tokens=196608,
+            tok_s=[22265.0 - 20 * i, 21064.0, 19628.0, 18475.0, 17243.0, 16408.0],
+            decay_pct=-26.3,
+        )
+        for i in range(30)
+    ]
     rep.prefill = rep.prefill.model_copy(update={"chunk_series": series, "chunk_decay_median_pct": -26.3})
     inp = PlotInput.of(run, rep, label="$HOME/run_$x$ with a very long name that goes on and on.log")
     plots = run_plots(inp, ("png",))
@@ -105,8 +120,12 @@ def test_chunk_series_and_odd_labels() -> None:
 
 def test_empty_report_skips_every_figure() -> None:
     run, report = loaded(CASES[0])
-    empty = report.model_copy(update={s: None for s in ("stable_decode", "prefill", "spec_decode", "kv_pool",
-                                                        "cold_start", "disturbances")})
+    empty = report.model_copy(
+        update={
+            s: None
+            for s in ("stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances")
+        }
+    )
     inp = PlotInput.of(run, empty)
     inp.series = None
     plots = run_plots(inp)

@@ -48,8 +48,10 @@ def loaded(name: str) -> tuple[Any, Any]:
 
 # A log line of the kind a poisoned or merely unlucky log can hold: HTML, a code-block terminator,
 # a Markdown link, an image, backticks, a mention, rich markup, a bidi override.
-PAYLOAD = ("<script>window.__pwned=1</script></code></pre>[x](http://evil.example/a)"
-           "![i](http://evil.example/i.png)```~~~ ``` @octocat [bold red]rich[/bold red] \u202egnp.exe")
+PAYLOAD = (
+    "<script>window.__pwned=1</script></code></pre>[x](http://evil.example/a)"
+    "![i](http://evil.example/i.png)```~~~ ``` @octocat [bold red]rich[/bold red] \u202egnp.exe"
+)
 
 
 def poisoned_log(tmp: Path) -> Path:
@@ -59,8 +61,10 @@ def poisoned_log(tmp: Path) -> Path:
     text = src.read_text(encoding="utf-8")
     target = "_zero_kv_blocks_kernel"
     if target not in text:  # the fallback log: put the payload in a warning line of its own
-        text += ("(Worker_TP0 pid=436) WARNING 10-18 17:19:43 [jit_monitor.py:135] Triton kernel JIT compilation "
-                 f"during inference: {PAYLOAD}. This causes a latency spike.\n")
+        text += (
+            "(Worker_TP0 pid=436) WARNING 10-18 17:19:43 [jit_monitor.py:135] Triton kernel JIT compilation "
+            f"during inference: {PAYLOAD}. This causes a latency spike.\n"
+        )
     else:
         text = text.replace(target, PAYLOAD)
     out = tmp / 'run "<img src=x onerror=window.__pwned=2>".log'

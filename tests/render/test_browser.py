@@ -20,8 +20,14 @@ from logscope.cli import main
 from tests.render.cases import PAYLOAD, poisoned_log
 
 CHROMIUM = os.environ.get("LOGSCOPE_CHROMIUM", "/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 WATCH = """
 window.__seen = {csp: [], errors: []};
@@ -74,8 +80,12 @@ def observe(path: Path) -> dict[str, Any]:
             context.route("**/*", route)
             context.add_init_script(WATCH)
             page = context.new_page()
-            page.on("console", lambda m: obs["console"].append(f"{m.type}: {m.text}")
-                    if m.type in ("error", "warning") else None)
+            page.on(
+                "console",
+                lambda m: (
+                    obs["console"].append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None
+                ),
+            )
             page.on("pageerror", lambda e: obs["page_errors"].append(str(e)))
             page.on("request", lambda q: obs["requests"].append(q.url))
             page.goto(url, wait_until="load")
@@ -91,7 +101,9 @@ def observe(path: Path) -> dict[str, Any]:
             obs["body"] = page.inner_text("body")
             page.emulate_media(media="print")
             obs["printed"] = page.evaluate(IMAGES)
-            obs["nav_hidden"] = page.evaluate("getComputedStyle(document.querySelector('nav')).display") == "none"
+            obs["nav_hidden"] = (
+                page.evaluate("getComputedStyle(document.querySelector('nav')).display") == "none"
+            )
             obs["pdf"] = page.pdf(format="A4")
         finally:
             browser.close()
@@ -129,13 +141,19 @@ def test_the_checks_catch_a_bad_page(tmp_path: Path) -> None:
     """The same checks on a page spoiled the ways a renderer could go wrong: they must notice."""
     page = _report(tmp_path)
     html = page.read_text(encoding="utf-8")
-    bad = html.replace("<main>", '<main><script>window.__pwned=1</script><img src="http://evil.example/x.png">'
-                                 '<p style="color:red">inline style</p><img src="data:image/png;base64,AAAA">', 1)
+    bad = html.replace(
+        "<main>",
+        '<main><script>window.__pwned=1</script><img src="http://evil.example/x.png">'
+        '<p style="color:red">inline style</p><img src="data:image/png;base64,AAAA">',
+        1,
+    )
     spoiled = tmp_path / "spoiled.html"
     spoiled.write_text(bad, encoding="utf-8")
     obs = observe(spoiled)
     assert obs["pwned"][0] is None and obs["pwned"][1] == 1  # the CSP stopped the script...
     directives = " ".join(obs["seen"]["csp"])
-    assert "script-src" in directives and "img-src" in directives and "style-src" in directives  # ...and said so
+    assert (
+        "script-src" in directives and "img-src" in directives and "style-src" in directives
+    )  # ...and said so
     assert obs["console"]  # CSP violations are console errors
     assert any(not (i["complete"] and i["naturalWidth"] > 0) for i in obs["images"])  # a broken image is seen

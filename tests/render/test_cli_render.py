@@ -46,11 +46,15 @@ def test_analyze_writes_only_output_and_plots(tmp_path: Path, monkeypatch: pytes
     here.mkdir()
     monkeypatch.chdir(here)
     before = tree(here)
-    r = runner.invoke(main, ["analyze", str(log), "--format", "html", "-o", "out/report.html", "--plots", "figs"])
+    r = runner.invoke(
+        main, ["analyze", str(log), "--format", "html", "-o", "out/report.html", "--plots", "figs"]
+    )
     assert r.exit_code == 3 and r.output.startswith("logscope: out/report.html: cannot be written")
     assert tree(here) == before  # checked before any work: nothing written
     (here / "out").mkdir()
-    r = runner.invoke(main, ["analyze", str(log), "--format", "html", "-o", "out/report.html", "--plots", "figs"])
+    r = runner.invoke(
+        main, ["analyze", str(log), "--format", "html", "-o", "out/report.html", "--plots", "figs"]
+    )
     assert r.exit_code == 0, r.output
     made = tree(here) - before
     figs = {p for p in made if p.startswith("figs/")}
@@ -84,8 +88,23 @@ def test_text_to_a_file_has_no_colour(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json", "html"])
 def test_compare_formats(fmt: str, tmp_path: Path) -> None:
     out = tmp_path / f"cmp.{fmt}"
-    r = CliRunner().invoke(main, ["compare", str(ROOT / BASE), str(ROOT / OTHER), "--label", "64K", "--label", "200K",
-                                  "--format", fmt, "-o", str(out), "--shadow"])  # report only: exit 0 whatever the verdict
+    r = CliRunner().invoke(
+        main,
+        [
+            "compare",
+            str(ROOT / BASE),
+            str(ROOT / OTHER),
+            "--label",
+            "64K",
+            "--label",
+            "200K",
+            "--format",
+            fmt,
+            "-o",
+            str(out),
+            "--shadow",
+        ],
+    )  # report only: exit 0 whatever the verdict
     assert r.exit_code == 0, r.output
     text = out.read_text()
     if fmt == "json":
@@ -98,12 +117,17 @@ def test_compare_formats(fmt: str, tmp_path: Path) -> None:
 
 
 def test_compare_plots_and_labels(tmp_path: Path) -> None:
-    r = CliRunner().invoke(main, ["compare", str(ROOT / BASE), str(ROOT / OTHER), "--plots", str(tmp_path / "p")])
-    assert r.exit_code == 1, r.output  # INCONCLUSIVE: decode is faster in OTHER (PASS), the prefill rate undecided
+    r = CliRunner().invoke(
+        main, ["compare", str(ROOT / BASE), str(ROOT / OTHER), "--plots", str(tmp_path / "p")]
+    )
+    assert r.exit_code == 1, (
+        r.output
+    )  # INCONCLUSIVE: decode is faster in OTHER (PASS), the prefill rate undecided
     stems = {p.stem for p in (tmp_path / "p").iterdir()}
     assert {"compare_decode", "compare_cold_start"} <= stems
-    r = CliRunner().invoke(main, ["compare", str(ROOT / BASE), str(ROOT / OTHER), "--label", "a", "--label", "b",
-                                  "--label", "c"])
+    r = CliRunner().invoke(
+        main, ["compare", str(ROOT / BASE), str(ROOT / OTHER), "--label", "a", "--label", "b", "--label", "c"]
+    )
     assert r.exit_code == 3 and "at most twice" in r.output
     r = CliRunner().invoke(main, ["compare", str(ROOT / BASE), str(tmp_path / "missing.log")])
     assert r.exit_code == 3 and r.output.startswith("logscope: ") and "Traceback" not in r.output
@@ -119,5 +143,7 @@ def test_matplotlib_only_when_drawing() -> None:
         "print('matplotlib' in sys.modules, 'matplotlib.pyplot' in sys.modules)\n"
     )
     for fmt, drawn in (("markdown", False), ("json", False), ("text", False), ("html", True)):
-        out = subprocess.run([sys.executable, "-c", code, fmt], capture_output=True, text=True, check=True, cwd=ROOT)
+        out = subprocess.run(
+            [sys.executable, "-c", code, fmt], capture_output=True, text=True, check=True, cwd=ROOT
+        )
         assert out.stdout.split()[-2:] == [str(drawn), "False"], (fmt, out.stdout[-300:], out.stderr[-2000:])

@@ -15,9 +15,38 @@ from logscope.plots import Plot, Plots
 from logscope.render.html import CSS, render_html
 from tests.render.cases import CASES, PAYLOAD, loaded, poisoned_log
 
-ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "main", "nav", "ul", "li", "a", "h1", "h2", "h3",
-                "p", "strong", "code", "pre", "table", "thead", "tbody", "tr", "th", "td", "div", "span", "figure",
-                "img", "figcaption", "footer"}
+ALLOWED_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "main",
+    "nav",
+    "ul",
+    "li",
+    "a",
+    "h1",
+    "h2",
+    "h3",
+    "p",
+    "strong",
+    "code",
+    "pre",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "div",
+    "span",
+    "figure",
+    "img",
+    "figcaption",
+    "footer",
+}
 
 
 class Tags(HTMLParser):
@@ -40,9 +69,16 @@ def parse(html: str) -> Tags:
 
 
 def fake_plots() -> Plots:
-    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
-    svg = b'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'
-    return Plots([Plot("throughput", "Throughput over time", "a caption <b>", png, svg)], {"Prefill chunk series": "why"})
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    )
+    svg = (
+        b'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'
+    )
+    return Plots(
+        [Plot("throughput", "Throughput over time", "a caption <b>", png, svg)],
+        {"Prefill chunk series": "why"},
+    )
 
 
 def test_page_is_self_contained_with_a_strict_csp() -> None:
@@ -82,8 +118,17 @@ def test_sections_figures_and_findings_are_there() -> None:
     _run, report = loaded(CASES[0])
     html = render_html(report, fake_plots())
     text = " ".join(parse(html).text)
-    for heading in ("Summary", "Findings", "Stable decode", "Prefill", "Speculative decoding", "KV pool", "Cold start",
-                    "Disturbances", "Figures not drawn"):
+    for heading in (
+        "Summary",
+        "Findings",
+        "Stable decode",
+        "Prefill",
+        "Speculative decoding",
+        "KV pool",
+        "Cold start",
+        "Disturbances",
+        "Figures not drawn",
+    ):
         assert heading in text
     assert 'id="fig-throughput"' in html and "a caption &lt;b&gt;" in html
     for f in report.findings:
@@ -100,7 +145,7 @@ def test_log_text_is_escaped(tmp_path: Path) -> None:
     assert "<script" not in html.lower().replace("&lt;script", "")
     text = "".join(tags.text)
     assert "<script>window.__pwned=1</script></code></pre>[x](http://evil.example/a)" in text
-    assert '<img src=x onerror=window.__pwned=2>' in text
+    assert "<img src=x onerror=window.__pwned=2>" in text
     assert "\u202e" not in html
 
 

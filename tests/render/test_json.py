@@ -23,22 +23,65 @@ from tests.render.cases import CASES, at_root, loaded
 GOLDENS = Path(__file__).parent / "goldens"
 
 # docs/contract.md, "Report (analyze --format json)": extend, never rename or remove
-CONTRACT_TOP = ["logscope_version", "engine", "engine_version", "files", "lines", "not_applicable", "coverage",
-                "stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances", "findings"]
+CONTRACT_TOP = [
+    "logscope_version",
+    "engine",
+    "engine_version",
+    "files",
+    "lines",
+    "not_applicable",
+    "coverage",
+    "stable_decode",
+    "prefill",
+    "spec_decode",
+    "kv_pool",
+    "cold_start",
+    "disturbances",
+    "findings",
+]
 CONTRACT_SECTIONS: dict[str, list[str]] = {
     "coverage": ["lines", "events", "unparsed", "unparsed_candidates"],
-    "stable_decode": ["method", "concurrency", "samples", "duration_s", "mean_tok_s", "median_tok_s", "min_tok_s",
-                      "max_tok_s", "per_request_tok_s", "ms_per_token", "start_line", "end_line"],
+    "stable_decode": [
+        "method",
+        "concurrency",
+        "samples",
+        "duration_s",
+        "mean_tok_s",
+        "median_tok_s",
+        "min_tok_s",
+        "max_tok_s",
+        "per_request_tok_s",
+        "ms_per_token",
+        "start_line",
+        "end_line",
+    ],
     "prefill": ["mean_tok_s", "median_tok_s", "max_tok_s", "samples", "chunk_series"],
-    "spec_decode": ["mean_acceptance_length", "acceptance_rate_pct", "accepted_tok_s", "drafted_tok_s",
-                    "wasted_draft_pct", "per_position_acceptance", "verdict"],
-    "kv_pool": ["pools", "tokens", "memory_gib", "max_model_len", "max_concurrency", "shortfall_pct", "overcommit_gib",
-                "max_running_requests"],
+    "spec_decode": [
+        "mean_acceptance_length",
+        "acceptance_rate_pct",
+        "accepted_tok_s",
+        "drafted_tok_s",
+        "wasted_draft_pct",
+        "per_position_acceptance",
+        "verdict",
+    ],
+    "kv_pool": [
+        "pools",
+        "tokens",
+        "memory_gib",
+        "max_model_len",
+        "max_concurrency",
+        "shortfall_pct",
+        "overcommit_gib",
+        "max_running_requests",
+    ],
     "cold_start": ["phases", "total_s"],
     "disturbances": ["oom", "oom_by_rank", "runtime_compiles", "preemptions", "retractions", "errors"],
 }
-CONTRACT_NESTED = {("prefill", "chunk_series"): ["request", "tok_s", "decay_pct"],
-                   ("cold_start", "phases"): ["name", "seconds", "start_line"]}
+CONTRACT_NESTED = {
+    ("prefill", "chunk_series"): ["request", "tok_s", "decay_pct"],
+    ("cold_start", "phases"): ["name", "seconds", "start_line"],
+}
 CONTRACT_FINDING = ["code", "severity", "confidence", "title", "message", "fix", "count", "ranks", "evidence"]
 CONTRACT_EVIDENCE = ["file", "line", "text"]
 CONTRACT_COMPARE = ["base", "other", "labels", "degradation", "sections"]

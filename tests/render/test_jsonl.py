@@ -81,7 +81,7 @@ def _stats_line(value: str) -> str:
     text = (FIXTURES / "vllm/corpus/gen-a2_decode_steady_c10.log").read_text(encoding="utf-8")
     line = next(x for x in text.splitlines() if "Avg generation throughput: " in x)
     head, rest = line.split("Avg generation throughput: ", 1)
-    return f"{head}Avg generation throughput: {value}{rest[rest.index(' tokens/s'):]}\n"
+    return f"{head}Avg generation throughput: {value}{rest[rest.index(' tokens/s') :]}\n"
 
 
 def test_nan_is_null(tmp_path: Path) -> None:
@@ -107,9 +107,13 @@ def _config_line(**changes: str) -> str:
 def test_odd_config_values(tmp_path: Path) -> None:
     """What ``ast.literal_eval`` makes of a config line: ints beyond 64 bits, inf (``1e999``), int
     keys, tuples, sets; as ``json.dumps(..., default=str)`` wrote them, non-finite floats as null."""
-    text = _config_line(max_num_batched_tokens=str(2**70), gpu_memory_utilization="1e999",
-                        speculative_config="{1: 'a', None: -0.0, 'x': (1, 2)}", kv_cache_dtype="{'fp8'}",
-                        max_model_len=str(-(2**64)))
+    text = _config_line(
+        max_num_batched_tokens=str(2**70),
+        gpu_memory_utilization="1e999",
+        speculative_config="{1: 'a', None: -0.0, 'x': (1, 2)}",
+        kv_cache_dtype="{'fp8'}",
+        max_model_len=str(-(2**64)),
+    )
     (ev,) = [e for e in _events(text, tmp_path) if e.kind == "config"]
     args = ev.args  # type: ignore[attr-defined]
     assert args["max_num_batched_tokens"] == 2**70 and args["gpu_memory_utilization"] == math.inf
@@ -128,7 +132,7 @@ def test_long_line(tmp_path: Path) -> None:
     """A warning line of 3 MiB (cut at ``MAX_LINE`` by the reader) is one JSON line with its raw text."""
     text = (FIXTURES / "vllm/corpus/gen-a2_decode_steady_c10.log").read_text(encoding="utf-8")
     line = next(x for x in text.splitlines() if " WARNING " in x)
-    evs = _events(line + " é\"\\\t" * (3 * 2**20 // 5) + "\n", tmp_path)
+    evs = _events(line + ' é"\\\t' * (3 * 2**20 // 5) + "\n", tmp_path)
     (ev,) = [e for e in evs if e.kind == "warning"]
     got = _strict(event_line(ev, True))
     assert got["raw"] == ev.raw and len(ev.raw) >= MAX_LINE // 2
@@ -157,7 +161,9 @@ def test_stdout_file_and_text_stream_agree(tmp_path: Path, monkeypatch: pytest.M
     out = tmp_path / "e.jsonl"
     write_jsonl(iter(evs), str(out))
     assert out.read_bytes() == want
-    r = CliRunner().invoke(main, ["events", str(FIXTURES / "sglang/formats/2_3-decode-batch.log"), "--include-unparsed"])
+    r = CliRunner().invoke(
+        main, ["events", str(FIXTURES / "sglang/formats/2_3-decode-batch.log"), "--include-unparsed"]
+    )
     assert r.exit_code == 0 and r.stdout_bytes == want
     text = io.StringIO()
     monkeypatch.setattr(sys, "stdout", text)
@@ -177,12 +183,23 @@ def test_renumbered_lines_are_the_lines_of_renumbered_events() -> None:
         for ev in iter_events(str(path)):
             for shift in (1, 12345):
                 for with_raw in (False, True):
-                    moved = copy_event(ev, {"line": ev.line + shift,
-                                            "end_line": None if ev.end_line is None else ev.end_line + shift})
+                    moved = copy_event(
+                        ev,
+                        {
+                            "line": ev.line + shift,
+                            "end_line": None if ev.end_line is None else ev.end_line + shift,
+                        },
+                    )
                     lines = NumberedLines(with_raw)
                     assert lines.renumber(lines.render(ev), shift) == lines.render(moved), (path, ev.line)
             odd = copy_event(ev, {"file": 'a,"line":1,"end_line":2.log'})
-            assert NumberedLines.renumber(_json_line(event_dict(odd)), 7) == _json_line(event_dict(
-                copy_event(odd, {"line": ev.line + 7, "end_line": None if ev.end_line is None else ev.end_line + 7})))
+            assert NumberedLines.renumber(_json_line(event_dict(odd)), 7) == _json_line(
+                event_dict(
+                    copy_event(
+                        odd,
+                        {"line": ev.line + 7, "end_line": None if ev.end_line is None else ev.end_line + 7},
+                    )
+                )
+            )
             n += 1
     assert n > 5000

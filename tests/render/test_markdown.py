@@ -122,7 +122,7 @@ def test_code_fences_outgrow_backticks() -> None:
     assert code_span("a ``` b") == "````a ``` b````"
     assert code_span("`x`") == "`` `x` ``"
     block = code_block(["x ````` y", "```"])
-    fence = block.splitlines()[0][:-len("text")]
+    fence = block.splitlines()[0][: -len("text")]
     assert fence == "`" * 6 and block.endswith("\n" + fence)
     tokens = gfm().parse(block)
     assert [t.type for t in tokens] == ["fence"] and tokens[0].content == "x ````` y\n```\n"
@@ -145,8 +145,13 @@ def test_log_text_renders_as_text(tmp_path: Path) -> None:
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;/code&gt;&lt;/pre&gt;" in html
     assert "[x](http://evil.example/a)" in html  # the link as text
     # a mention outside code would ping @octocat on GitHub: prose puts it in a code span
-    prose_text = [c.content for tok in gfm().parse(md) if tok.type == "inline" for c in tok.children or []
-                  if c.type == "text"]
+    prose_text = [
+        c.content
+        for tok in gfm().parse(md)
+        if tok.type == "inline"
+        for c in tok.children or []
+        if c.type == "text"
+    ]
     assert not [x for x in prose_text if "@octocat" in x]
     assert "\u202e" not in md  # bidi override made visible
     # the evidence block holds the line whole, in one fence that is longer than the payload's backtick runs

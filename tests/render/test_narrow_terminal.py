@@ -38,8 +38,9 @@ def test_no_word_is_broken_at_80_columns(log: Path) -> None:
     assert max(len(ln) for ln in narrow.splitlines()) <= 80
     whole = _words(wide)
     # a word wider than the screen is shown by its end ("…/srt/utils/tokenizer.py:318:"): not a piece
-    broken = sorted(w for w in _words(narrow) - whole
-                    if not (w.startswith("…") and any(x.endswith(w[1:]) for x in whole)))
+    broken = sorted(
+        w for w in _words(narrow) - whole if not (w.startswith("…") and any(x.endswith(w[1:]) for x in whole))
+    )
     assert not broken, f"pieces of words at 80 columns: {broken[:20]}"
     assert "more characters]" not in narrow
 

@@ -30,8 +30,16 @@ def test_terminal_report(name: str) -> None:
     out = buf.getvalue()
     assert out.startswith("logscope report: ")
     assert max(len(ln) for ln in out.splitlines()) <= 100
-    for title in ("Summary", "Findings", "Stable decode", "Prefill", "Speculative decoding", "KV pool", "Cold start",
-                  "Disturbances"):
+    for title in (
+        "Summary",
+        "Findings",
+        "Stable decode",
+        "Prefill",
+        "Speculative decoding",
+        "KV pool",
+        "Cold start",
+        "Disturbances",
+    ):
         assert f"{title} " in out or f"{title}\n" in out
     for f in report.findings:
         assert f" {f.severity.upper()} " in out and f.code in out

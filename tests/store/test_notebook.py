@@ -34,7 +34,9 @@ def test_notebook_runs_as_written(workdir: Path) -> None:
         try:
             exec(compile(cell, f"docs/notebook.md cell {i}", "exec"), ns)
         except Exception as exc:  # name the cell that broke
-            raise AssertionError(f"cell {i} of docs/notebook.md failed: {type(exc).__name__}: {exc}\n{cell}") from exc
+            raise AssertionError(
+                f"cell {i} of docs/notebook.md failed: {type(exc).__name__}: {exc}\n{cell}"
+            ) from exc
     assert (workdir / "throughput.png").stat().st_size > 10_000
     # the figure is throughput over the wall clock (ts), its date's source said on the axis
     import numpy as np
@@ -57,7 +59,9 @@ def test_store_guide_polars_and_duckdb_agree(workdir: Path) -> None:
 
     doc = ROOT / "docs" / "store.md"
     found = [(kind, body) for kind, body in BLOCK.findall(doc.read_text(encoding="utf-8"))]
-    commands = [ln[2:] for kind, body in found if kind == "console" for ln in body.splitlines() if ln.startswith("$ ")]
+    commands = [
+        ln[2:] for kind, body in found if kind == "console" for ln in body.splitlines() if ln.startswith("$ ")
+    ]
     assert commands and all(c.startswith("logscope ") for c in commands)
     for cmd in commands:
         r = CliRunner().invoke(main, shlex.split(cmd)[1:])

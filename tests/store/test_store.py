@@ -47,7 +47,9 @@ def test_runs_table_holds_the_headline_analyses(case_store: Path) -> None:
         assert row["events"] == len(run.events) and row["lines"] == run.stats.lines
         assert row["finding_codes"] == sorted({f.code for f in report.findings})
         assert row["findings_warning"] == sum(f.severity == "warning" for f in report.findings)
-        assert row["content_hashes"] == [layout.file_digest(path)[0]] and row["sizes"] == [path.stat().st_size]
+        assert row["content_hashes"] == [layout.file_digest(path)[0]] and row["sizes"] == [
+            path.stat().st_size
+        ]
         assert row["start_time"] is not None and row["duration_s"] > 0
 
 
@@ -66,9 +68,11 @@ def test_events_are_the_frames_of_load(case_store: Path) -> None:
 def test_cross_run_question_is_one_query(case_store: Path) -> None:
     store = open_store(case_store)
     by_engine = (
-        store["throughput"].select("run", "gen_tok_s")
+        store["throughput"]
+        .select("run", "gen_tok_s")
         .join(store.runs.select("run", "engine", "engine_version"), on="run")
-        .group_by("engine", "engine_version").agg(pl.col("gen_tok_s").max().alias("peak"), pl.len().alias("n"))
+        .group_by("engine", "engine_version")
+        .agg(pl.col("gen_tok_s").max().alias("peak"), pl.len().alias("n"))
         .collect()
     )
     assert by_engine.height == 1 and by_engine["engine"][0] == "vllm" and by_engine["n"][0] > 0
@@ -140,7 +144,12 @@ def test_paths_files_directories_globs_and_gz(tmp_path: Path) -> None:
     (tmp_path / "d" / ".hidden" / "y.log").write_text("hidden")
     got = expand([tmp_path / "d", str(CASE / "vllm-*.log"), CASE / "sglang-64k.client.txt"])
     assert got == sorted(got) and all(os.path.isabs(p) for p in got)
-    assert sorted(os.path.basename(p) for p in got) == ["sglang-64k.client.txt", "vllm-200k.log", "vllm-64k.log", "x.log.gz"]
+    assert sorted(os.path.basename(p) for p in got) == [
+        "sglang-64k.client.txt",
+        "vllm-200k.log",
+        "vllm-64k.log",
+        "x.log.gz",
+    ]
     summary = ingest([tmp_path / "d"], tmp_path / "store")
     row = open_store(tmp_path / "store").runs.collect().row(0, named=True)
     assert summary.runs == [row["run"]] and row["run"].startswith("x-") and row["engine"] == "vllm"
@@ -208,8 +217,12 @@ def test_a_killed_ingest_process_never_shows_a_partial_partition(tmp_path: Path)
     logs = log_set(tmp_path / "logs", 24)
     store = tmp_path / "store"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    proc = subprocess.Popen([sys.executable, "-m", "logscope", "ingest", str(logs), "--out", str(store)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "logscope", "ingest", str(logs), "--out", str(store)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None and not layout.partitions(store):
         time.sleep(0.005)
@@ -270,7 +283,9 @@ def test_cli_ingest(tmp_path: Path) -> None:
     assert r.exit_code == 0 and "ingested 0 run(s)" in r.output and "skipped 1 file(s)" in r.output
     r = CliRunner().invoke(main, ["ingest", str(tmp_path / "nope.log"), "--out", str(store)])
     assert r.exit_code == 3 and "no such file" in r.output
-    r = CliRunner().invoke(main, ["ingest", str(CASE), "--out", str(store), "--jobs", "2", "--dask-scheduler", "x:1"])
+    r = CliRunner().invoke(
+        main, ["ingest", str(CASE), "--out", str(store), "--jobs", "2", "--dask-scheduler", "x:1"]
+    )
     assert r.exit_code == 3 and "exclude each other" in r.output
     bad = tmp_path / "empty.log"
     bad.write_bytes(b"")
@@ -297,20 +312,36 @@ def test_workers_fork_before_polars_starts_threads_else_spawn(tmp_path: Path) ->
 
     from logscope.store.ingest import ProcessExecutor
 
-    code = ("import sys, logscope.cli, logscope.store\n"
-            "e = sys.modules['logscope.store.ingest'].ProcessExecutor(2)\n"
-            "e.start(); print(e.method, 'polars' in sys.modules); e.close()\n")
+    code = (
+        "import sys, logscope.cli, logscope.store\n"
+        "e = sys.modules['logscope.store.ingest'].ProcessExecutor(2)\n"
+        "e.start(); print(e.method, 'polars' in sys.modules); e.close()\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout
     if _sys.platform.startswith("linux"):
-        assert out.split() == ["fork", "False"], "the command line must fork its workers before importing polars"
+        assert out.split() == ["fork", "False"], (
+            "the command line must fork its workers before importing polars"
+        )
     here = ProcessExecutor(2)  # this process has polars' threads: spawn
     here.start()
     here.close()
     assert here.method == "spawn"
     # the command line's own path (forked workers) writes what one process writes
     logs = log_set(tmp_path / "logs", 4)
-    cmd = [sys.executable, "-m", "logscope", "ingest", str(logs), "--out", str(tmp_path / "cli"), "--jobs", "2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "logscope",
+        "ingest",
+        str(logs),
+        "--out",
+        str(tmp_path / "cli"),
+        "--jobs",
+        "2",
+    ]
     subprocess.run(cmd, capture_output=True, env=env, check=True)
     ingest([logs], tmp_path / "one")
     assert tree_digest(tmp_path / "cli") == tree_digest(tmp_path / "one")
@@ -326,7 +357,8 @@ def test_a_script_without_main_guard_ingests_with_workers_after_polars(tmp_path:
         f"logscope.load({str(CASE / 'vllm-64k.log')!r}).frame('throughput')  # polars' threads exist now\n"
         f"s = ingest([{str(CASE)!r}], {str(tmp_path / 'store')!r}, jobs=2)\n"
         "print(len(s.runs), len(s.failed))\n"
-        f"ingest([{str(tmp_path / 'empty.log')!r}], {str(tmp_path / 'store')!r}, jobs=2)\n")
+        f"ingest([{str(tmp_path / 'empty.log')!r}], {str(tmp_path / 'store')!r}, jobs=2)\n"
+    )
     (tmp_path / "empty.log").write_bytes(b"")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path)

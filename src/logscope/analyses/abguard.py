@@ -39,7 +39,13 @@ POOL_TOLERANCE = 0.10  # relative difference of KV pool tokens that counts as an
 
 Category = Literal["speculative decoding", "engine", "parallelism", "memory", "setting", "workload"]
 
-PARALLELISM = ("tensor_parallel", "data_parallel", "pipeline_parallel", "decode_context_parallel", "expert_parallel")
+PARALLELISM = (
+    "tensor_parallel",
+    "data_parallel",
+    "pipeline_parallel",
+    "decode_context_parallel",
+    "expert_parallel",
+)
 MEMORY = ("memory_fraction", "kv_cache_memory_bytes", "max_num_seqs")
 SPEC = ("speculative_method", "speculative_tokens", "speculative_model")
 
@@ -93,16 +99,30 @@ def _spec(da: RunData, db: RunData, norm: Any) -> list[NotAb]:
     if sa != sb:
         d, role = (da, "BASE") if sa else (db, "OTHER")
         what = ", ".join(f"{label(n)} {d.settings.get(n)}" for n in SPEC if d.settings.get(n) is not None)
-        return [NotAb(category="speculative decoding", setting="speculative_decoding",
-                      reason=f"speculative decoding is on in {role} only" + (f" ({what})" if what else "")
-                             + ": it changes the decode rate by itself",
-                      base=sa, other=sb)]
+        return [
+            NotAb(
+                category="speculative decoding",
+                setting="speculative_decoding",
+                reason=f"speculative decoding is on in {role} only"
+                + (f" ({what})" if what else "")
+                + ": it changes the decode rate by itself",
+                base=sa,
+                other=sb,
+            )
+        ]
     out = []
     for name in SPEC:
         pair = _differ(da, db, name, norm)
         if pair:
-            out.append(NotAb(category="speculative decoding", setting=name, base=pair[0], other=pair[1],
-                             reason=f"speculative decoding differs: {label(name)} {_show(pair[0])} vs {_show(pair[1])}"))
+            out.append(
+                NotAb(
+                    category="speculative decoding",
+                    setting=name,
+                    base=pair[0],
+                    other=pair[1],
+                    reason=f"speculative decoding differs: {label(name)} {_show(pair[0])} vs {_show(pair[1])}",
+                )
+            )
     return out
 
 
@@ -118,28 +138,56 @@ def _context_direction(context_ratio: float | None) -> int:
     return 1 if context_ratio > 1 else -1
 
 
-def _memory(da: RunData, db: RunData, norm: Any, rep_a: Any, rep_b: Any, context_ratio: float | None) -> list[NotAb]:
+def _memory(
+    da: RunData, db: RunData, norm: Any, rep_a: Any, rep_b: Any, context_ratio: float | None
+) -> list[NotAb]:
     out = []
     for name in MEMORY:
         pair = _differ(da, db, name, norm)
         if pair:
             shown = [_gib(norm(v)) if name == "kv_cache_memory_bytes" else _show(v) for v in pair]
-            out.append(NotAb(category="memory", setting=name, base=pair[0], other=pair[1],
-                             reason=f"{label(name)} differs: {shown[0]} vs {shown[1]}"))
+            out.append(
+                NotAb(
+                    category="memory",
+                    setting=name,
+                    base=pair[0],
+                    other=pair[1],
+                    reason=f"{label(name)} differs: {shown[0]} vs {shown[1]}",
+                )
+            )
     pair = _differ(da, db, "max_model_len", norm)
     if pair:
         ma, mb = float(norm(pair[0])), float(norm(pair[1]))
         direction = 1 if mb > ma else -1
         # not raised with the context under test; with the context unknown, the benefit of the doubt
         if context_ratio is not None and _context_direction(context_ratio) != direction:
-            out.append(NotAb(category="memory", setting="max_model_len", base=pair[0], other=pair[1],
-                             reason=f"max model len differs ({_show(pair[0])} vs {_show(pair[1])}) while the "
-                                    f"context length served does not differ the same way ({context_ratio:g}x)"))
+            out.append(
+                NotAb(
+                    category="memory",
+                    setting="max_model_len",
+                    base=pair[0],
+                    other=pair[1],
+                    reason=f"max model len differs ({_show(pair[0])} vs {_show(pair[1])}) while the "
+                    f"context length served does not differ the same way ({context_ratio:g}x)",
+                )
+            )
     ta, tb = _pool_tokens(rep_a), _pool_tokens(rep_b)
-    if ta and tb and abs(ta - tb) / max(ta, tb) > POOL_TOLERANCE and not any(r.setting in MEMORY for r in out):
-        out.append(NotAb(category="memory", setting="kv_pool_tokens", base=ta, other=tb,
-                         reason=f"the KV pools differ: {ta:,} vs {tb:,} tokens (other hardware, model or memory "
-                                "budget)"))
+    if (
+        ta
+        and tb
+        and abs(ta - tb) / max(ta, tb) > POOL_TOLERANCE
+        and not any(r.setting in MEMORY for r in out)
+    ):
+        out.append(
+            NotAb(
+                category="memory",
+                setting="kv_pool_tokens",
+                base=ta,
+                other=tb,
+                reason=f"the KV pools differ: {ta:,} vs {tb:,} tokens (other hardware, model or memory "
+                "budget)",
+            )
+        )
     return out
 
 
@@ -148,17 +196,34 @@ def _workload(da: RunData, db: RunData) -> list[NotAb]:
     if wa is None or wb is None:
         return []
     out = []
-    for key, what in (("output_tokens_per_request", "output tokens per request"), ("prompts", "number of prompts")):
+    for key, what in (
+        ("output_tokens_per_request", "output tokens per request"),
+        ("prompts", "number of prompts"),
+    ):
         a, b = wa.get(key), wb.get(key)
         if a and b and abs(a - b) / max(a, b) > WORKLOAD_TOLERANCE:
-            out.append(NotAb(category="workload", setting=key, base=a, other=b,
-                             reason=f"different workloads: {what} {_show(a)} vs {_show(b)}"))
+            out.append(
+                NotAb(
+                    category="workload",
+                    setting=key,
+                    base=a,
+                    other=b,
+                    reason=f"different workloads: {what} {_show(a)} vs {_show(b)}",
+                )
+            )
     for key, what in (("max_concurrency", "concurrency limit"), ("request_rate", "request rate (req/s)")):
         a, b = wa.get(key), wb.get(key)
         if a != b and (key != "max_concurrency" or (a is not None and b is not None)):
             shown = [("unlimited" if v is None else _show(v)) for v in (a, b)]
-            out.append(NotAb(category="workload", setting=key, base=a, other=b,
-                             reason=f"different workloads: {what} {shown[0]} vs {shown[1]}"))
+            out.append(
+                NotAb(
+                    category="workload",
+                    setting=key,
+                    base=a,
+                    other=b,
+                    reason=f"different workloads: {what} {shown[0]} vs {shown[1]}",
+                )
+            )
     return out
 
 
@@ -184,23 +249,51 @@ def workload(d: RunData) -> dict[str, float | None] | None:
     }
 
 
-def not_ab(da: RunData, db: RunData, rep_a: Any, rep_b: Any, context_ratio: float | None, norm: Any,
-           compared: tuple[str, ...]) -> list[NotAb]:
+def not_ab(
+    da: RunData,
+    db: RunData,
+    rep_a: Any,
+    rep_b: Any,
+    context_ratio: float | None,
+    norm: Any,
+    compared: tuple[str, ...],
+) -> list[NotAb]:
     """The reasons why BASE and OTHER are not an A/B test of one change (module docstring); ``norm``
     makes printed values comparable, ``compared`` names the settings ``compare`` lists."""
     out: list[NotAb] = []
     if da.engine and db.engine and da.engine != db.engine:
-        out.append(NotAb(category="engine", setting="engine", base=da.engine, other=db.engine,
-                         reason=f"different engines: {da.engine} vs {db.engine}"))
+        out.append(
+            NotAb(
+                category="engine",
+                setting="engine",
+                base=da.engine,
+                other=db.engine,
+                reason=f"different engines: {da.engine} vs {db.engine}",
+            )
+        )
     elif da.engine_version and db.engine_version and da.engine_version != db.engine_version:
-        out.append(NotAb(category="engine", setting="engine_version", base=da.engine_version, other=db.engine_version,
-                         reason=f"different engine versions: {da.engine_version} vs {db.engine_version}"))
+        out.append(
+            NotAb(
+                category="engine",
+                setting="engine_version",
+                base=da.engine_version,
+                other=db.engine_version,
+                reason=f"different engine versions: {da.engine_version} vs {db.engine_version}",
+            )
+        )
     out += _spec(da, db, norm)
     for name in PARALLELISM:
         pair = _differ(da, db, name, norm)
         if pair:
-            out.append(NotAb(category="parallelism", setting=name, base=pair[0], other=pair[1],
-                             reason=f"different parallelism: {label(name)} {_show(pair[0])} vs {_show(pair[1])}"))
+            out.append(
+                NotAb(
+                    category="parallelism",
+                    setting=name,
+                    base=pair[0],
+                    other=pair[1],
+                    reason=f"different parallelism: {label(name)} {_show(pair[0])} vs {_show(pair[1])}",
+                )
+            )
     out += _memory(da, db, norm, rep_a, rep_b, context_ratio)
     taken = {*PARALLELISM, *MEMORY, *SPEC, "max_model_len"}
     for name in compared:
@@ -208,7 +301,14 @@ def not_ab(da: RunData, db: RunData, rep_a: Any, rep_b: Any, context_ratio: floa
             continue
         pair = _differ(da, db, name, norm)
         if pair:
-            out.append(NotAb(category="setting", setting=name, base=pair[0], other=pair[1],
-                             reason=f"{label(name)} differs: {_show(pair[0])} vs {_show(pair[1])}"))
+            out.append(
+                NotAb(
+                    category="setting",
+                    setting=name,
+                    base=pair[0],
+                    other=pair[1],
+                    reason=f"{label(name)} differs: {_show(pair[0])} vs {_show(pair[1])}",
+                )
+            )
     out += _workload(da, db)
     return out

@@ -34,11 +34,13 @@ from logscope.analyses.stalls import without_stalls
 BURST_S = 30.0
 PLATEAU_WINDOWS = 6
 COLLAPSE_RATIO = 0.5
-METHOD = (f"Disturbances (preemption lines, stats windows with Preemptions: N, retraction lines, retried OOMs) "
-          f"within {BURST_S:g} s are one burst. Before: the last {PLATEAU_WINDOWS} decode windows (requests running, "
-          "tokens generated, stalls left out) of the stretch ending before the burst; after: every such window up "
-          "to the next burst or the end of the lifetime. Rates are medians, aggregate and per running request; "
-          f"recovered: a window after reached {COLLAPSE_RATIO:.0%} of the before per-request rate.")
+METHOD = (
+    f"Disturbances (preemption lines, stats windows with Preemptions: N, retraction lines, retried OOMs) "
+    f"within {BURST_S:g} s are one burst. Before: the last {PLATEAU_WINDOWS} decode windows (requests running, "
+    "tokens generated, stalls left out) of the stretch ending before the burst; after: every such window up "
+    "to the next burst or the end of the lifetime. Rates are medians, aggregate and per running request; "
+    f"recovered: a window after reached {COLLAPSE_RATIO:.0%} of the before per-request rate."
+)
 
 
 class RateSide(BaseModel):
@@ -60,7 +62,9 @@ class DisturbanceSegment(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kinds: list[str] = Field(description='"preemption", "retract", "oom"')
-    count: int = Field(description="disturbance lines (or preempted requests of V1 stats windows) in the burst")
+    count: int = Field(
+        description="disturbance lines (or preempted requests of V1 stats windows) in the burst"
+    )
     file: str
     start_line: int
     end_line: int
@@ -68,8 +72,10 @@ class DisturbanceSegment(BaseModel):
     before: RateSide | None = Field(None, description="null: no decode window before the burst")
     after: RateSide | None = Field(None, description="null: no decode window after it (the log ends)")
     after_over_before: float | None = Field(None, description="after / before, per running request")
-    recovered: bool | None = Field(None, description="a window after reached half the before per-request rate; "
-                                                     "null when a side is missing")
+    recovered: bool | None = Field(
+        None,
+        description="a window after reached half the before per-request rate; null when a side is missing",
+    )
 
 
 def _disturbances(data: RunData) -> pl.DataFrame:
@@ -82,15 +88,21 @@ def _disturbances(data: RunData) -> pl.DataFrame:
     tp = data.frame("throughput")
     if tp.height:
         tp = tp.filter(pl.col("preemptions").fill_null(0) > 0)
-        parts.append(tp.select(*cols, pl.lit("preemption").alias("kind"), pl.col("preemptions").cast(pl.Int64)
-                               .alias("n")))
+        parts.append(
+            tp.select(
+                *cols, pl.lit("preemption").alias("kind"), pl.col("preemptions").cast(pl.Int64).alias("n")
+            )
+        )
     ret = data.frame("retract")
     if ret.height:
         parts.append(ret.select(*cols, pl.lit("retract").alias("kind"), pl.lit(1, pl.Int64).alias("n")))
     oom = data.frame("oom")
     if oom.height:
-        parts.append(oom.filter(pl.col("retry")).select(*cols, pl.lit("oom").alias("kind"),
-                                                       pl.lit(1, pl.Int64).alias("n")))
+        parts.append(
+            oom.filter(pl.col("retry")).select(
+                *cols, pl.lit("oom").alias("kind"), pl.lit(1, pl.Int64).alias("n")
+            )
+        )
     if not parts:
         return pl.DataFrame()
     return pl.concat(parts).filter(pl.col("t_s").is_not_null()).sort("seq")
@@ -100,17 +112,24 @@ def _side(rows: pl.DataFrame) -> RateSide | None:
     if not rows.height:
         return None
     per = (rows["gen_tok_s"] / rows["running"]).to_list()
-    return RateSide(windows=rows.height, start_line=int(rows["line"][0]), end_line=int(rows["line"][-1]),
-                    median_tok_s=r(median(rows["gen_tok_s"].to_list())), median_per_request_tok_s=r(median(per)),
-                    median_running=r(median([float(x) for x in rows["running"].to_list()]), 1))
+    return RateSide(
+        windows=rows.height,
+        start_line=int(rows["line"][0]),
+        end_line=int(rows["line"][-1]),
+        median_tok_s=r(median(rows["gen_tok_s"].to_list())),
+        median_per_request_tok_s=r(median(per)),
+        median_running=r(median([float(x) for x in rows["running"].to_list()]), 1),
+    )
 
 
 def disturbance_segments(data: RunData) -> list[DisturbanceSegment] | NotApplicable:
     """Each disturbance burst with the decode rate before and after it (see the module docstring)."""
     series = main_series(data)
     if series is None:
-        return NotApplicable(reason="no decode series (vLLM stats lines, SGLang Decode batch lines) to measure "
-                                    "the rate before and after a disturbance")
+        return NotApplicable(
+            reason="no decode series (vLLM stats lines, SGLang Decode batch lines) to measure "
+            "the rate before and after a disturbance"
+        )
     dist = _disturbances(data)
     if not dist.height:
         unknown = _preemptions_unknown(data)  # a vLLM V1 log that cannot show its preemptions: not "none"
@@ -120,19 +139,30 @@ def disturbance_segments(data: RunData) -> list[DisturbanceSegment] | NotApplica
     series = without_stalls(data, series)
     iv = series.interval or 10.0
     samples = series.samples
-    win = pl.DataFrame({
-        "i": list(range(len(samples))), "seq": [s.seq for s in samples], "line": [s.line for s in samples],
-        "t_s": [s.t_s for s in samples], "gen_tok_s": [s.gen_tok_s for s in samples],
-        "running": [s.running for s in samples],
-        # a new stretch after an idle gap (the engine stopped logging)
-        "gap": [k == 0 or is_gap(samples[k].t_s - samples[k - 1].t_s, iv) for k in range(len(samples))],
-    }, schema_overrides={"gen_tok_s": pl.Float64, "t_s": pl.Float64}).with_columns(
-        pl.col("gap").cum_sum().alias("stretch")).filter((pl.col("running") > 0) & (pl.col("gen_tok_s") > 0))
+    win = (
+        pl.DataFrame(
+            {
+                "i": list(range(len(samples))),
+                "seq": [s.seq for s in samples],
+                "line": [s.line for s in samples],
+                "t_s": [s.t_s for s in samples],
+                "gen_tok_s": [s.gen_tok_s for s in samples],
+                "running": [s.running for s in samples],
+                # a new stretch after an idle gap (the engine stopped logging)
+                "gap": [
+                    k == 0 or is_gap(samples[k].t_s - samples[k - 1].t_s, iv) for k in range(len(samples))
+                ],
+            },
+            schema_overrides={"gen_tok_s": pl.Float64, "t_s": pl.Float64},
+        )
+        .with_columns(pl.col("gap").cum_sum().alias("stretch"))
+        .filter((pl.col("running") > 0) & (pl.col("gen_tok_s") > 0))
+    )
     times = dist["t_s"].to_list()
     groups = bursts(times, BURST_S)
     out: list[DisturbanceSegment] = []
     for g, idx in enumerate(groups):
-        b = dist[idx[0]:idx[-1] + 1]
+        b = dist[idx[0] : idx[-1] + 1]
         first_seq, last_seq = int(b["seq"][0]), int(b["seq"][-1])
         next_seq = int(dist["seq"][groups[g + 1][0]]) if g + 1 < len(groups) else None
         before = win.filter(pl.col("seq") < first_seq)
@@ -147,10 +177,20 @@ def disturbance_segments(data: RunData) -> list[DisturbanceSegment] | NotApplica
             ref = bs.median_per_request_tok_s
             ratio = r((as_.median_per_request_tok_s or 0.0) / ref, 3)
             recovered = bool(((after["gen_tok_s"] / after["running"]) >= COLLAPSE_RATIO * ref).any())
-        out.append(DisturbanceSegment(
-            kinds=sorted(set(b["kind"].to_list())), count=int(b["n"].sum()), file=str(b["file"][0]),
-            start_line=int(b["line"][0]), end_line=int(b["line"][-1]), start_time=b["time"][0], before=bs,
-            after=as_, after_over_before=ratio, recovered=recovered))
+        out.append(
+            DisturbanceSegment(
+                kinds=sorted(set(b["kind"].to_list())),
+                count=int(b["n"].sum()),
+                file=str(b["file"][0]),
+                start_line=int(b["line"][0]),
+                end_line=int(b["line"][-1]),
+                start_time=b["time"][0],
+                before=bs,
+                after=as_,
+                after_over_before=ratio,
+                recovered=recovered,
+            )
+        )
     return out
 
 

@@ -26,6 +26,7 @@ from logscope.events import Event
 
 TEXT_ANCHORS = ("Load weight begin", "[shutdown]", "unning")
 
+
 class RunLike(Protocol):
     """What the analyses need of a run (``logscope.api.Run`` is one)."""
 
@@ -68,13 +69,17 @@ class RunData:
     engine: str | None = None
     files: list[str] = field(default_factory=list)
     memo: dict[str, Any] = field(default_factory=dict, repr=False)  # results shared between analyses
-    stats: Any = field(default=None, repr=False)  # the run's read statistics (``ReadStats``), when it has them
+    stats: Any = field(
+        default=None, repr=False
+    )  # the run's read statistics (``ReadStats``), when it has them
 
     @classmethod
     def of(cls, run: RunLike | RunData) -> RunData:
         if isinstance(run, RunData):
             return run
-        return cls(events=run.events, engine=run.engine, files=list(run.files), stats=getattr(run, "stats", None))
+        return cls(
+            events=run.events, engine=run.engine, files=list(run.files), stats=getattr(run, "stats", None)
+        )
 
     @cached_property
     def kind_index(self) -> dict[str, array[int]]:

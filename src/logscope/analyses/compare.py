@@ -56,13 +56,18 @@ class Degradation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     metric: str = "stable decode aggregate tok/s, BASE / OTHER"
-    method: str | None = Field(None, description='the decode result both runs share and the ratios use: '
-                                                 '"stable_decode" or "decode_under_load"')
+    method: str | None = Field(
+        None,
+        description="the decode result both runs share and the ratios use: "
+        '"stable_decode" or "decode_under_load"',
+    )
     ratio_mean: float | None = None
     ratio_median: float | None = None
     ratio_peak: float | None = None
     ratio_base_peak_over_other_mean: float | None = Field(
-        None, description="mixed-method ratio (BASE peak / OTHER mean), shown so that such quotes can be checked")
+        None,
+        description="mixed-method ratio (BASE peak / OTHER mean), shown so that such quotes can be checked",
+    )
     labels: dict[str, str] = Field(default_factory=dict)
     context_ratio: float | None = Field(None, description="OTHER / BASE context length, when the logs say it")
     context_base: Context | None = None
@@ -78,8 +83,9 @@ class ConfigDifference(BaseModel):
     label: str
     base: Any
     other: Any
-    both_printed: bool = Field(True, description="false when only one log prints the setting (the other may "
-                                                 "run the default)")
+    both_printed: bool = Field(
+        True, description="false when only one log prints the setting (the other may run the default)"
+    )
 
 
 class Row(BaseModel):
@@ -102,14 +108,26 @@ class Comparison(BaseModel):
     summary: list[Row] = Field(default_factory=list)
     config_differences: list[ConfigDifference] = Field(default_factory=list)
     warning: str | None = None
-    not_ab: list[NotAb] = Field(default_factory=list, description=(
-        "why BASE and OTHER are not an A/B test of one change (empty: no reason found); the context length is "
-        "the variable under test and is never a reason (degradation.context_ratio)"))
-    verdicts: Verdicts | None = Field(None, description=(
-        "each headline metric's change OTHER vs BASE with its confidence interval and PASS / FAIL / INCONCLUSIVE "
-        "against the threshold (analyses/verdict.py), over the runs of each side"))
-    runs: dict[str, list[list[str]]] = Field(default_factory=dict, description=(
-        "with several runs per side: each run's files, by side (base, other); the sections show the first run"))
+    not_ab: list[NotAb] = Field(
+        default_factory=list,
+        description=(
+            "why BASE and OTHER are not an A/B test of one change (empty: no reason found); the context length is "
+            "the variable under test and is never a reason (degradation.context_ratio)"
+        ),
+    )
+    verdicts: Verdicts | None = Field(
+        None,
+        description=(
+            "each headline metric's change OTHER vs BASE with its confidence interval and PASS / FAIL / INCONCLUSIVE "
+            "against the threshold (analyses/verdict.py), over the runs of each side"
+        ),
+    )
+    runs: dict[str, list[list[str]]] = Field(
+        default_factory=dict,
+        description=(
+            "with several runs per side: each run's files, by side (base, other); the sections show the first run"
+        ),
+    )
     # each run's report, by side ("base", "other"), in the order of the runs: what the renderers draw and
     # write from (figures, --format br) without analysing the runs again; not part of the JSON
     _reports: dict[str, list[Report]] = PrivateAttr(default_factory=dict)
@@ -124,7 +142,9 @@ class Comparison(BaseModel):
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
-    def __repr__(self) -> str:  # short, for notebooks and terminals (logscope.render.notebook; imported on call)
+    def __repr__(
+        self,
+    ) -> str:  # short, for notebooks and terminals (logscope.render.notebook; imported on call)
         from logscope.render.notebook import comparison_repr
 
         return comparison_repr(self)
@@ -153,7 +173,9 @@ def _kv_context(data: RunData, sd: Any, kv_tokens: int | None) -> float | None:
         pct = row["gpu_kv_cache_pct"].drop_nulls()
         shards = 1
     else:
-        row = data.frame("decode_batch").filter((pl.col("line") == sd.start_line) & (pl.col("file") == sd.file))
+        row = data.frame("decode_batch").filter(
+            (pl.col("line") == sd.start_line) & (pl.col("file") == sd.file)
+        )
         pct = row["token_usage"].drop_nulls() * 100
         shards = data.settings.int("decode_context_parallel") or 1
     if not pct.len():
@@ -199,35 +221,67 @@ def _shared(a: Report, b: Report) -> tuple[str, Any, Any] | None:
 def _degradation(a: Report, b: Report, da: RunData, db: RunData) -> Degradation:
     shared = _shared(a, b)
     if shared is None:
-        miss = [f"{n}: stable decode: {r.not_applicable.get('stable_decode')}; decode under load: "
-                f"{r.not_applicable.get('decode_under_load', 'present')}"
-                for n, r in (("base", a), ("other", b)) if r.stable_decode is None]
-        return Degradation(not_applicable="no decode method both runs share (stable decode in both, or decode under "
-                                          "load in both) - " + "; ".join(miss))
+        miss = [
+            f"{n}: stable decode: {r.not_applicable.get('stable_decode')}; decode under load: "
+            f"{r.not_applicable.get('decode_under_load', 'present')}"
+            for n, r in (("base", a), ("other", b))
+            if r.stable_decode is None
+        ]
+        return Degradation(
+            not_applicable="no decode method both runs share (stable decode in both, or decode under "
+            "load in both) - " + "; ".join(miss)
+        )
     method, sa, sb = shared
     if method == "stable_decode":
         return _rates(a, b, da, db, sa, sb, method, "stable decode aggregate tok/s, BASE / OTHER")
-    return _rates(a, b, da, db, sa, sb, method,
-                  "decode under load aggregate tok/s (prefills in the windows), BASE / OTHER")
+    return _rates(
+        a,
+        b,
+        da,
+        db,
+        sa,
+        sb,
+        method,
+        "decode under load aggregate tok/s (prefills in the windows), BASE / OTHER",
+    )
 
 
-def _rates(a: Report, b: Report, da: RunData, db: RunData, sa: Any, sb: Any, method: str, metric: str) -> Degradation:
+def _rates(
+    a: Report, b: Report, da: RunData, db: RunData, sa: Any, sb: Any, method: str, metric: str
+) -> Degradation:
     rm = _ratio(sa.mean_tok_s, sb.mean_tok_s, "by mean")
     rmed = _ratio(sa.median_tok_s, sb.median_tok_s, "by median")
     rp = _ratio(sa.max_tok_s, sb.max_tok_s, "by peak")
     rmix = _ratio(sa.max_tok_s, sb.mean_tok_s, "BASE peak / OTHER mean (mixed methods)")
-    labels = {k: x.label for k, x in (("ratio_mean", rm), ("ratio_median", rmed), ("ratio_peak", rp),
-                                       ("ratio_base_peak_over_other_mean", rmix)) if x is not None}
+    labels = {
+        k: x.label
+        for k, x in (
+            ("ratio_mean", rm),
+            ("ratio_median", rmed),
+            ("ratio_peak", rp),
+            ("ratio_base_peak_over_other_mean", rmix),
+        )
+        if x is not None
+    }
+
     def per(x: Any) -> dict[str, float]:
-        keys = (("tok_s", "per_request_tok_s"), ("ms_per_token", "ms_per_token"),
-                ("peak_tok_s", "per_request_peak_tok_s"), ("ms_per_token_at_peak", "ms_per_token_at_peak"))
+        keys = (
+            ("tok_s", "per_request_tok_s"),
+            ("ms_per_token", "ms_per_token"),
+            ("peak_tok_s", "per_request_peak_tok_s"),
+            ("ms_per_token_at_peak", "ms_per_token_at_peak"),
+        )
         return {k: float(v) for k, attr in keys if (v := getattr(x, attr, None)) is not None}
 
     deg = Degradation(
-        metric=metric, method=method,
-        ratio_mean=rm.value if rm else None, ratio_median=rmed.value if rmed else None,
-        ratio_peak=rp.value if rp else None, ratio_base_peak_over_other_mean=rmix.value if rmix else None,
-        labels=labels, per_request={"base": per(sa), "other": per(sb)},
+        metric=metric,
+        method=method,
+        ratio_mean=rm.value if rm else None,
+        ratio_median=rmed.value if rmed else None,
+        ratio_peak=rp.value if rp else None,
+        ratio_base_peak_over_other_mean=rmix.value if rmix else None,
+        labels=labels,
+        per_request={"base": per(sa), "other": per(sb)},
     )
     ca, cb = _contexts(da, a, method), _contexts(db, b, method)
     mla, mlb = da.settings.int("max_model_len"), db.settings.int("max_model_len")
@@ -241,10 +295,13 @@ def _rates(a: Report, b: Report, da: RunData, db: RunData, sa: Any, sb: Any, met
     else:
         return deg
     ratio = round(cb[sb_] / ca[sa_], 2)
-    deg = deg.model_copy(update={
-        "context_ratio": ratio, "context_base": Context(tokens=round(ca[sa_], 1), source=sa_),
-        "context_other": Context(tokens=round(cb[sb_], 1), source=sb_),
-    })
+    deg = deg.model_copy(
+        update={
+            "context_ratio": ratio,
+            "context_base": Context(tokens=round(ca[sa_], 1), source=sa_),
+            "context_other": Context(tokens=round(cb[sb_], 1), source=sb_),
+        }
+    )
     src = sa_ if sa_ == sb_ else f"BASE: {sa_}; OTHER: {sb_}"
     deg.labels["context_ratio"] = f"{cb[sb_]:,.0f} / {ca[sa_]:,.0f} = {ratio:.2f}x, OTHER / BASE ({src})"
     return deg
@@ -280,15 +337,28 @@ def _differences(da: RunData, db: RunData) -> list[ConfigDifference]:
     if da.engine != db.engine:
         out.append(ConfigDifference(setting="engine", label="engine", base=da.engine, other=db.engine))
     elif da.engine_version != db.engine_version:
-        out.append(ConfigDifference(setting="engine_version", label="engine version", base=da.engine_version,
-                                    other=db.engine_version))
+        out.append(
+            ConfigDifference(
+                setting="engine_version",
+                label="engine version",
+                base=da.engine_version,
+                other=db.engine_version,
+            )
+        )
     for name in COMPARED:
         va, vb = da.settings.get(name), db.settings.get(name)
         if va is None and vb is None:
             continue
         if _norm(va) != _norm(vb):
-            out.append(ConfigDifference(setting=name, label=label(name), base=va, other=vb,
-                                        both_printed=va is not None and vb is not None))
+            out.append(
+                ConfigDifference(
+                    setting=name,
+                    label=label(name),
+                    base=va,
+                    other=vb,
+                    both_printed=va is not None and vb is not None,
+                )
+            )
     return out
 
 
@@ -341,18 +411,26 @@ def _summary(a: Report, b: Report) -> list[Row]:
     rb = b.bench.results[0] if b.bench is not None and b.bench.results else None
     if ra is not None or rb is not None:
         for metric, attr in (
-            ("client duration s", "duration_s"), ("client output tok/s", "output_tok_s"),
-            ("client mean TTFT ms", "mean_ttft_ms"), ("client P50 TTFT ms", "median_ttft_ms"),
-            ("client P99 TTFT ms", "p99_ttft_ms"), ("client mean TPOT ms", "mean_tpot_ms"),
-            ("client P50 TPOT ms", "median_tpot_ms"), ("client P99 TPOT ms", "p99_tpot_ms"),
+            ("client duration s", "duration_s"),
+            ("client output tok/s", "output_tok_s"),
+            ("client mean TTFT ms", "mean_ttft_ms"),
+            ("client P50 TTFT ms", "median_ttft_ms"),
+            ("client P99 TTFT ms", "p99_ttft_ms"),
+            ("client mean TPOT ms", "mean_tpot_ms"),
+            ("client P50 TPOT ms", "median_tpot_ms"),
+            ("client P99 TPOT ms", "p99_tpot_ms"),
             ("client mean E2E ms", "mean_e2e_ms"),
         ):
             va, vb = getattr(ra, attr, None), getattr(rb, attr, None)
             if va is not None or vb is not None:
                 rows.append(Row(metric=metric, base=va, other=vb))
-        rows.append(Row(metric="client figures failing a sanity check",
-                        base=len(ra.sanity.violations) if ra is not None else None,
-                        other=len(rb.sanity.violations) if rb is not None else None))
+        rows.append(
+            Row(
+                metric="client figures failing a sanity check",
+                base=len(ra.sanity.violations) if ra is not None else None,
+                other=len(rb.sanity.violations) if rb is not None else None,
+            )
+        )
     return rows
 
 
@@ -362,7 +440,9 @@ def _served(run: RunLike | RunData) -> RunLike | RunData:
     return pick() if callable(pick) else run
 
 
-def _side(run: RunLike | RunData, metrics: Sequence[str] = ()) -> tuple[RunLike | RunData, RunData, Report, Side]:
+def _side(
+    run: RunLike | RunData, metrics: Sequence[str] = ()
+) -> tuple[RunLike | RunData, RunData, Report, Side]:
     run = _served(run)
     data = RunData.of(run)
     rep = build_report(run)
@@ -380,19 +460,31 @@ def _side(run: RunLike | RunData, metrics: Sequence[str] = ()) -> tuple[RunLike 
 
 
 def compare(
-    run_a: RunLike | RunData, run_b: RunLike | RunData, labels: list[str] | tuple[str, ...] | None = None,
-    *, threshold_pct: float = DEFAULT_THRESHOLD_PCT, metrics: tuple[Sequence[str], Sequence[str]] | None = None,
+    run_a: RunLike | RunData,
+    run_b: RunLike | RunData,
+    labels: list[str] | tuple[str, ...] | None = None,
+    *,
+    threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+    metrics: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> Comparison:
     """Compare two runs: BASE (``run_a``) and OTHER (``run_b``). A run whose input holds several server
     lifetimes is compared by its last lifetime that served traffic (``Run.lifetime()``). ``metrics``:
     each side's saved Prometheus scrapes; ``threshold_pct``: the verdicts' threshold (percent)."""
-    return compare_runs([run_a], [run_b], labels, threshold_pct=threshold_pct,
-                        metrics=None if metrics is None else ([metrics[0]], [metrics[1]]))
+    return compare_runs(
+        [run_a],
+        [run_b],
+        labels,
+        threshold_pct=threshold_pct,
+        metrics=None if metrics is None else ([metrics[0]], [metrics[1]]),
+    )
 
 
 def compare_runs(
-    base_runs: Sequence[RunLike | RunData], other_runs: Sequence[RunLike | RunData],
-    labels: list[str] | tuple[str, ...] | None = None, *, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+    base_runs: Sequence[RunLike | RunData],
+    other_runs: Sequence[RunLike | RunData],
+    labels: list[str] | tuple[str, ...] | None = None,
+    *,
+    threshold_pct: float = DEFAULT_THRESHOLD_PCT,
     metrics: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = None,
 ) -> Comparison:
     """Compare BASE's runs with OTHER's (repeats of each setup): the sections side by side for the first
@@ -411,22 +503,29 @@ def compare_runs(
     if names[0] == names[1]:
         names = [f"{names[0]} (base)", f"{names[1]} (other)"]
     sections = {
-        s: {"base": a.to_dict()[s], "other": b.to_dict()[s]} for s in (*SECTIONS, "bench", "decode_under_load")
+        s: {"base": a.to_dict()[s], "other": b.to_dict()[s]}
+        for s in (*SECTIONS, "bench", "decode_under_load")
     }
     if a.metrics is not None or b.metrics is not None:
         sections["metrics"] = {"base": a.to_dict()["metrics"], "other": b.to_dict()["metrics"]}
-    na = {s: {k: v for k, v in (("base", a.not_applicable.get(s)), ("other", b.not_applicable.get(s))) if v}
-          for s in (*SECTIONS, "decode_under_load", "metrics") if s in a.not_applicable or s in b.not_applicable}
+    na = {
+        s: {k: v for k, v in (("base", a.not_applicable.get(s)), ("other", b.not_applicable.get(s))) if v}
+        for s in (*SECTIONS, "decode_under_load", "metrics")
+        if s in a.not_applicable or s in b.not_applicable
+    }
     diffs = _differences(da, db)
     deg = _degradation(a, b, da, db)
     ctx = deg.context_ratio if deg.context_ratio is not None else _context_ratio(a, b, da, db)
     reasons = not_ab(da, db, a, b, ctx, _norm, COMPARED)
     warning = None
     if reasons:
-        warning = ("Not an A/B test of one change: " + "; ".join(r.reason for r in reasons) + ". The ratios mix "
-                   "the effect of the context length with the effect of these differences.")
-        said = {r.setting for r in reasons} | ({*SPEC} if any(r.category == "speculative decoding" for r in reasons)
-                                               else set())
+        warning = (
+            "Not an A/B test of one change: " + "; ".join(r.reason for r in reasons) + ". The ratios mix "
+            "the effect of the context length with the effect of these differences."
+        )
+        said = {r.setting for r in reasons} | (
+            {*SPEC} if any(r.category == "speculative decoding" for r in reasons) else set()
+        )
         one_sided = [d.label for d in diffs if not d.both_printed and d.setting not in said]
         if one_sided:
             warning += f" Printed by one log only: {', '.join(one_sided)}."
@@ -438,8 +537,16 @@ def compare_runs(
     cmp = Comparison(
         base=RunInfo(label=names[0], engine=da.engine, engine_version=da.engine_version, files=da.files),
         other=RunInfo(label=names[1], engine=db.engine, engine_version=db.engine_version, files=db.files),
-        labels=names[:2], degradation=deg, sections=sections, not_applicable=na,
-        summary=_summary(a, b), config_differences=diffs, warning=warning, not_ab=reasons, verdicts=ver, runs=runs,
+        labels=names[:2],
+        degradation=deg,
+        sections=sections,
+        not_applicable=na,
+        summary=_summary(a, b),
+        config_differences=diffs,
+        warning=warning,
+        not_ab=reasons,
+        verdicts=ver,
+        runs=runs,
     )
     cmp._reports = {"base": [r for _, _, r, _ in sides_b], "other": [r for _, _, r, _ in sides_o]}
     return cmp

@@ -98,6 +98,7 @@ class _Val:
 
 # --- the decode and prefill rates (engine windows) ---
 
+
 def shared_decode(sides: Sequence[Side]) -> str | None:
     for name in ("stable_decode", "decode_under_load"):
         if all(getattr(s.report, name) is not None for s in sides):
@@ -123,7 +124,9 @@ def _decode(side: Side, method: str) -> tuple[_Val | None, _Val | None]:
         per = [v / running[ln] for v, ln in zip(vals, seg.lines, strict=False) if running.get(ln)]
         if len(per) != len(vals):
             return agg, None
-    return agg, (_Val(mean(per), src + ", each window's rate / its running requests", per, "windows") if per else None)
+    return agg, (
+        _Val(mean(per), src + ", each window's rate / its running requests", per, "windows") if per else None
+    )
 
 
 def _prefill(side: Side) -> _Val | None:
@@ -162,8 +165,13 @@ def _per_request(r: BenchResult) -> dict[str, list[float]]:
     if not ttfts:
         return out
     n = len(ttfts)
-    ok = [i for i in range(n) if isinstance(ttfts[i], int | float) and ttfts[i] > 0
-          and not (errs is not None and len(errs) == n and errs[i])]
+    ok = [
+        i
+        for i in range(n)
+        if isinstance(ttfts[i], int | float)
+        and ttfts[i] > 0
+        and not (errs is not None and len(errs) == n and errs[i])
+    ]
     out["ttft"] = [1000.0 * ttfts[i] for i in ok]
     if starts is not None and len(starts) == n and all(isinstance(starts[i], int | float) for i in ok):
         out["start"] = [float(starts[i]) for i in ok]
@@ -184,7 +192,14 @@ def _client_value(r: BenchResult, name: str, stat: str, detail: dict[str, list[f
     if xs and len(xs) >= MIN_SAMPLES * BLOCK_REQUESTS:
         mine = statistic(xs, stat)
         if abs(mine - float(v)) <= 0.01 * abs(float(v)) + 1e-6:  # the file's per-request data give its figure
-            return _Val(float(v), where + f", {len(xs)} requests", xs, "requests", stat=stat, order=detail.get("start"))
+            return _Val(
+                float(v),
+                where + f", {len(xs)} requests",
+                xs,
+                "requests",
+                stat=stat,
+                order=detail.get("start"),
+            )
     return _Val(float(v), where, stat=stat)
 
 
@@ -203,7 +218,10 @@ def _metrics_value(side: Side, name: str, stat: str) -> _Val | None:
 
 # --- one metric's verdict ---
 
-def _interval(base: list[_Val], other: list[_Val]) -> tuple[tuple[float, float, float] | None, str, dict[str, Any]]:
+
+def _interval(
+    base: list[_Val], other: list[_Val]
+) -> tuple[tuple[float, float, float] | None, str, dict[str, Any]]:
     """(change, low, high) as fractions, the method, the sample sizes; None when there is no interval."""
     bv, ov = [x.value for x in base], [x.value for x in other]
     if any(v <= 0 for v in bv + ov):
@@ -215,7 +233,10 @@ def _interval(base: list[_Val], other: list[_Val]) -> tuple[tuple[float, float, 
     if b.samples is None or o.samples is None or b.kind != o.kind:
         return None, "none", {}
     if b.kind == "requests":  # the statistic of blocks of consecutive requests
-        bs, os_ = blocks(b.samples, b.order, b.stat, BLOCK_REQUESTS), blocks(o.samples, o.order, o.stat, BLOCK_REQUESTS)
+        bs, os_ = (
+            blocks(b.samples, b.order, b.stat, BLOCK_REQUESTS),
+            blocks(o.samples, o.order, o.stat, BLOCK_REQUESTS),
+        )
         center: tuple[float, float] | None = (b.value, o.value)
     else:
         bs, os_, center = b.samples, o.samples, None
@@ -230,43 +251,98 @@ def _interval(base: list[_Val], other: list[_Val]) -> tuple[tuple[float, float, 
 
 
 def metric_verdict(
-    key: str, label: str, unit: str, better: Better, base: list[_Val], other: list[_Val], threshold_pct: float,
+    key: str,
+    label: str,
+    unit: str,
+    better: Better,
+    base: list[_Val],
+    other: list[_Val],
+    threshold_pct: float,
     blockers: Sequence[str] = (),
 ) -> MetricVerdict | None:
     if not base and not other:
         return None
     srcs = {"; ".join(sorted({x.source.split(" ")[0] for x in side})) for side in (base, other) if side}
-    sb, so = "; ".join(dict.fromkeys(x.source for x in base)), "; ".join(dict.fromkeys(x.source for x in other))
+    sb, so = (
+        "; ".join(dict.fromkeys(x.source for x in base)),
+        "; ".join(dict.fromkeys(x.source for x in other)),
+    )
     source = sb if sb == so else f"BASE: {sb or 'none'}; OTHER: {so or 'none'}"
-    common: dict[str, Any] = {"metric": key, "label": label, "unit": unit, "better": better,
-                              "threshold_pct": threshold_pct, "source": source}
+    common: dict[str, Any] = {
+        "metric": key,
+        "label": label,
+        "unit": unit,
+        "better": better,
+        "threshold_pct": threshold_pct,
+        "source": source,
+    }
     if not base or not other:
         missing = "BASE" if not base else "OTHER"
-        return MetricVerdict(**common, base=_avg(base), other=_avg(other), change_pct=None, ci_low_pct=None,
-                             ci_high_pct=None, verdict="INCONCLUSIVE", method="none",
-                             reason=f"{missing} has no {label} (only one side measured it)")
+        return MetricVerdict(
+            **common,
+            base=_avg(base),
+            other=_avg(other),
+            change_pct=None,
+            ci_low_pct=None,
+            ci_high_pct=None,
+            verdict="INCONCLUSIVE",
+            method="none",
+            reason=f"{missing} has no {label} (only one side measured it)",
+        )
     pb, po = _avg(base), _avg(other)
     change = (po / pb - 1) if pb and po is not None else None
     if len(srcs) > 1:
-        return MetricVerdict(**common, base=pb, other=po, change_pct=_pct(change), ci_low_pct=None, ci_high_pct=None,
-                             verdict="INCONCLUSIVE", method="none",
-                             reason=f"measured differently on the two sides ({' vs '.join(sorted(srcs))})")
+        return MetricVerdict(
+            **common,
+            base=pb,
+            other=po,
+            change_pct=_pct(change),
+            ci_low_pct=None,
+            ci_high_pct=None,
+            verdict="INCONCLUSIVE",
+            method="none",
+            reason=f"measured differently on the two sides ({' vs '.join(sorted(srcs))})",
+        )
     ci, method, sizes = _interval(base, other)
     if ci is None:
-        why = ("one number per side and no samples behind it (a summary or a histogram): no noise estimate, so no "
-               "interval; give several runs per side (--base A1 A2 --other B1 B2) or per-request client results "
-               "(vllm bench serve --save-result --save-detailed)")
+        why = (
+            "one number per side and no samples behind it (a summary or a histogram): no noise estimate, so no "
+            "interval; give several runs per side (--base A1 A2 --other B1 B2) or per-request client results "
+            "(vllm bench serve --save-result --save-detailed)"
+        )
         if sizes:
-            why = (f"too few samples for an interval ({sizes['samples_base']} vs {sizes['samples_other']}; at least "
-                   f"{MIN_SAMPLES} per side)")
-        return MetricVerdict(**common, base=pb, other=po, change_pct=_pct(change), ci_low_pct=None, ci_high_pct=None,
-                             verdict="INCONCLUSIVE", method="none", reason=why, **sizes)
+            why = (
+                f"too few samples for an interval ({sizes['samples_base']} vs {sizes['samples_other']}; at least "
+                f"{MIN_SAMPLES} per side)"
+            )
+        return MetricVerdict(
+            **common,
+            base=pb,
+            other=po,
+            change_pct=_pct(change),
+            ci_low_pct=None,
+            ci_high_pct=None,
+            verdict="INCONCLUSIVE",
+            method="none",
+            reason=why,
+            **sizes,
+        )
     c, lo, hi = ci
     outcome, reason = decide(c, lo, hi, threshold_pct, better)
     if blockers:
         outcome, reason = "INCONCLUSIVE", "; ".join(blockers) + f". The change itself: {reason}"
-    return MetricVerdict(**common, base=pb, other=po, change_pct=_pct(c), ci_low_pct=_pct(lo), ci_high_pct=_pct(hi),
-                         verdict=outcome, reason=reason, method=method, **sizes)
+    return MetricVerdict(
+        **common,
+        base=pb,
+        other=po,
+        change_pct=_pct(c),
+        ci_low_pct=_pct(lo),
+        ci_high_pct=_pct(hi),
+        verdict=outcome,
+        reason=reason,
+        method=method,
+        **sizes,
+    )
 
 
 def _avg(vals: list[_Val]) -> float | None:
@@ -279,11 +355,14 @@ def _pct(x: float | None) -> float | None:
 
 # --- all of them ---
 
+
 def _engines(sides: Sequence[Side], decode: str | None) -> tuple[list[float], str] | None:
     if decode is None:
         return None
     how = "stable decode plateau" if decode == "stable_decode" else "decode under load, median"
-    return [float(getattr(s.report, decode).concurrency) for s in sides], f"the engines' running requests ({how})"
+    return [
+        float(getattr(s.report, decode).concurrency) for s in sides
+    ], f"the engines' running requests ({how})"
 
 
 def _clients(sides: Sequence[Side]) -> tuple[list[float], str] | None:
@@ -306,8 +385,11 @@ def equal_load(base: Sequence[Side], other: Sequence[Side], decode: str | None) 
 
 
 def verdicts(
-    base: Sequence[Side], other: Sequence[Side], threshold_pct: float = DEFAULT_THRESHOLD_PCT,
-    not_ab_reasons: Sequence[str] = (), context_ratio: float | None = None,
+    base: Sequence[Side],
+    other: Sequence[Side],
+    threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+    not_ab_reasons: Sequence[str] = (),
+    context_ratio: float | None = None,
 ) -> Verdicts:
     """Every metric's verdict for BASE's runs against OTHER's (``not_ab_reasons``: why the two setups are
     no A/B test; each makes every verdict INCONCLUSIVE; ``context_ratio``: OTHER / BASE context length,
@@ -327,34 +409,79 @@ def verdicts(
     if decode is not None:
         pairs_b = [_decode(s, decode) for s in base]
         pairs_o = [_decode(s, decode) for s in other]
-        add(metric_verdict("decode_tok_s", "decode tok/s", "tok/s", "higher",
-                           [a for a, _ in pairs_b if a], [a for a, _ in pairs_o if a], threshold_pct, load_block))
-        add(metric_verdict("per_request_tok_s", "decode tok/s per request", "tok/s", "higher",
-                           [p for _, p in pairs_b if p], [p for _, p in pairs_o if p], threshold_pct, load_block))
+        add(
+            metric_verdict(
+                "decode_tok_s",
+                "decode tok/s",
+                "tok/s",
+                "higher",
+                [a for a, _ in pairs_b if a],
+                [a for a, _ in pairs_o if a],
+                threshold_pct,
+                load_block,
+            )
+        )
+        add(
+            metric_verdict(
+                "per_request_tok_s",
+                "decode tok/s per request",
+                "tok/s",
+                "higher",
+                [p for _, p in pairs_b if p],
+                [p for _, p in pairs_o if p],
+                threshold_pct,
+                load_block,
+            )
+        )
     pre_b = [v for s in base if (v := _prefill(s))]
     pre_o = [v for s in other if (v := _prefill(s))]
     measures = {s.report.prefill.measure for s in [*base, *other] if s.report.prefill is not None}
     label = "prefill tok/s (offered load)" if measures == {"offered_prompt_load"} else "prefill tok/s"
     pre_block = list(load_block)
-    if measures == {"offered_prompt_load"} and context_ratio is not None and abs(context_ratio - 1) > LOAD_TOLERANCE:
-        pre_block.append(f"the prompts differ in length ({context_ratio:g}x, the context under test): vLLM's prompt "
-                         "throughput is the prompt tokens offered per second, a figure of the workload, not a "
-                         "prefill speed")
+    if (
+        measures == {"offered_prompt_load"}
+        and context_ratio is not None
+        and abs(context_ratio - 1) > LOAD_TOLERANCE
+    ):
+        pre_block.append(
+            f"the prompts differ in length ({context_ratio:g}x, the context under test): vLLM's prompt "
+            "throughput is the prompt tokens offered per second, a figure of the workload, not a "
+            "prefill speed"
+        )
     add(metric_verdict("prefill_tok_s", label, "tok/s", "higher", pre_b, pre_o, threshold_pct, pre_block))
     for name, title in LATENCY:
         for stat, stitle in STATS:
             vb, vo = _latency(base, name, stat), _latency(other, name, stat)
-            add(metric_verdict(f"{name}_{stat}_ms", f"{title} {stitle}", "ms", "lower", vb, vo, threshold_pct,
-                               load_block))
-    tb = [_Val(float(c.output_tok_s), f"client {c.file.rsplit('/', 1)[-1]} (output_tok_s)") for s in base
-          if (c := _client(s)) is not None and c.output_tok_s]
-    to = [_Val(float(c.output_tok_s), f"client {c.file.rsplit('/', 1)[-1]} (output_tok_s)") for s in other
-          if (c := _client(s)) is not None and c.output_tok_s]
-    add(metric_verdict("output_tok_s", "client output tok/s", "tok/s", "higher", tb, to, threshold_pct,
-                       load_block))
-    return Verdicts(verdict=_worst(out), reason=_overall_reason(out), threshold_pct=threshold_pct,
-                    runs_base=len(base), runs_other=len(other), equal_load=load, metrics=out,
-                    method=METHOD)
+            add(
+                metric_verdict(
+                    f"{name}_{stat}_ms", f"{title} {stitle}", "ms", "lower", vb, vo, threshold_pct, load_block
+                )
+            )
+    tb = [
+        _Val(float(c.output_tok_s), f"client {c.file.rsplit('/', 1)[-1]} (output_tok_s)")
+        for s in base
+        if (c := _client(s)) is not None and c.output_tok_s
+    ]
+    to = [
+        _Val(float(c.output_tok_s), f"client {c.file.rsplit('/', 1)[-1]} (output_tok_s)")
+        for s in other
+        if (c := _client(s)) is not None and c.output_tok_s
+    ]
+    add(
+        metric_verdict(
+            "output_tok_s", "client output tok/s", "tok/s", "higher", tb, to, threshold_pct, load_block
+        )
+    )
+    return Verdicts(
+        verdict=_worst(out),
+        reason=_overall_reason(out),
+        threshold_pct=threshold_pct,
+        runs_base=len(base),
+        runs_other=len(other),
+        equal_load=load,
+        metrics=out,
+        method=METHOD,
+    )
 
 
 def _latency(sides: Sequence[Side], name: str, stat: str) -> list[_Val]:
@@ -384,7 +511,9 @@ def _overall_reason(ms: Sequence[MetricVerdict]) -> str:
     named = [m.metric for m in ms if m.verdict == w]
     if w == "PASS":
         return f"every metric ({len(ms)}) passes"
-    return f"{', '.join(named)} {'fail' if w == 'FAIL' else 'inconclusive'} ({len(named)} of {len(ms)} metrics)"
+    return (
+        f"{', '.join(named)} {'fail' if w == 'FAIL' else 'inconclusive'} ({len(named)} of {len(ms)} metrics)"
+    )
 
 
 def _show(vals: list[float]) -> str:

@@ -72,7 +72,9 @@ class SegmentBrief(BaseModel):
     start_line: int
     end_line: int
     mean_tok_s: float
-    trend_pct: float | None = Field(None, description="least-squares change over the stretch, first to last window")
+    trend_pct: float | None = Field(
+        None, description="least-squares change over the stretch, first to last window"
+    )
 
 
 class PlateauSummary(BaseModel):
@@ -112,14 +114,24 @@ class DecodeSegment(BaseModel):
     end_t_s: float
     values_tok_s: list[float] = Field(description="the windows' rates used, in time order")
     trend: Trend | None = None
-    trend_pct: float | None = Field(None, description="least-squares change of the rate over the segment, first to "
-                                                      "last window, in percent (null under 3 windows)")
-    stationary: bool | None = Field(None, description=f"false when |trend_pct| > {STATIONARY_PCT:g} %: the rate "
-                                                      "drifts and its mean is no steady-state rate")
-    stretch: SegmentBrief | None = Field(None, description="the whole stretch, when a stationary part of it was taken")
+    trend_pct: float | None = Field(
+        None,
+        description="least-squares change of the rate over the segment, first to "
+        "last window, in percent (null under 3 windows)",
+    )
+    stationary: bool | None = Field(
+        None,
+        description=f"false when |trend_pct| > {STATIONARY_PCT:g} %: the rate "
+        "drifts and its mean is no steady-state rate",
+    )
+    stretch: SegmentBrief | None = Field(
+        None, description="the whole stretch, when a stationary part of it was taken"
+    )
     excluded: list[ExcludedWindow] = Field(default_factory=list)
     other_segments: list[SegmentBrief] = Field(default_factory=list)
-    all_plateau: PlateauSummary | None = Field(None, description="all stretches at the plateau pooled, when several")
+    all_plateau: PlateauSummary | None = Field(
+        None, description="all stretches at the plateau pooled, when several"
+    )
 
 
 class StableDecode(Result, DecodeSegment):
@@ -127,7 +139,9 @@ class StableDecode(Result, DecodeSegment):
 
     source: str
     window_s: float | None = Field(None, description="the logging interval (median spacing of the lines)")
-    engines: list[DecodeSegment] = Field(default_factory=list, description="per engine, when there are several")
+    engines: list[DecodeSegment] = Field(
+        default_factory=list, description="per engine, when there are several"
+    )
 
 
 @dataclass
@@ -148,25 +162,45 @@ def _stretches(series: Series, interval: float, min_samples: int) -> list[_Stret
     single odd window without prefill, no idle gap on either side). From the series' columns, every
     running count at once."""
     lim = 1.5 * interval + 1.5  # is_gap
-    f = series.frame.with_row_index("i").with_columns(
-        ((pl.col("t_s") - pl.col("t_s").shift(1)) <= lim).fill_null(False).alias("_c"),
-        pl.col("prefill").eq(False).fill_null(False).alias("_pf_false"),
-    ).with_columns(pl.col("_c").shift(1).fill_null(False).alias("_c1"),
-                   pl.col("_pf_false").shift(1).fill_null(False).alias("_pf1"))
+    f = (
+        series.frame.with_row_index("i")
+        .with_columns(
+            ((pl.col("t_s") - pl.col("t_s").shift(1)) <= lim).fill_null(False).alias("_c"),
+            pl.col("prefill").eq(False).fill_null(False).alias("_pf_false"),
+        )
+        .with_columns(
+            pl.col("_c").shift(1).fill_null(False).alias("_c1"),
+            pl.col("_pf_false").shift(1).fill_null(False).alias("_pf1"),
+        )
+    )
     gap = pl.col("i").cast(pl.Int64) - pl.col("i").cast(pl.Int64).shift(1).over("running")
-    ok = f.filter(_pure()).select(
-        "running", "i",
-        ((gap == 1) & pl.col("_c")).fill_null(False).alias("_next"),
-        ((gap == 2) & pl.col("_c") & pl.col("_c1") & pl.col("_pf1")).fill_null(False).alias("_bridge"),
-    ).with_columns((~(pl.col("_next") | pl.col("_bridge"))).cum_sum().over("running").alias("_st"))
-    groups = ok.group_by("running", "_st", maintain_order=True).agg(
-        pl.col("i"), (pl.col("i") - 1).filter(pl.col("_bridge")).alias("bridged"),
-    ).filter(pl.col("i").list.len() >= min_samples)
+    ok = (
+        f.filter(_pure())
+        .select(
+            "running",
+            "i",
+            ((gap == 1) & pl.col("_c")).fill_null(False).alias("_next"),
+            ((gap == 2) & pl.col("_c") & pl.col("_c1") & pl.col("_pf1")).fill_null(False).alias("_bridge"),
+        )
+        .with_columns((~(pl.col("_next") | pl.col("_bridge"))).cum_sum().over("running").alias("_st"))
+    )
+    groups = (
+        ok.group_by("running", "_st", maintain_order=True)
+        .agg(
+            pl.col("i"),
+            (pl.col("i") - 1).filter(pl.col("_bridge")).alias("bridged"),
+        )
+        .filter(pl.col("i").list.len() >= min_samples)
+    )
     if groups.height == 0:
         return []
     level = groups["running"].max()
-    return [_Stretch(lv, idx, bridged) for lv, idx, bridged in
-            groups.filter(pl.col("running") == level).select("running", "i", "bridged").iter_rows()]
+    return [
+        _Stretch(lv, idx, bridged)
+        for lv, idx, bridged in groups.filter(pl.col("running") == level)
+        .select("running", "i", "bridged")
+        .iter_rows()
+    ]
 
 
 def _pure() -> pl.Expr:
@@ -210,8 +244,13 @@ def _trend(samples: list[Sample]) -> Trend | None:
         direction = "falling"
     elif change >= 5:
         direction = "rising"
-    return Trend(slope_tok_s_per_min=round(slope * 60, 3), first_fit_tok_s=round(first, 2),
-                 last_fit_tok_s=round(last, 2), change_pct=round(change, 1), direction=direction)
+    return Trend(
+        slope_tok_s_per_min=round(slope * 60, 3),
+        first_fit_tok_s=round(first, 2),
+        last_fit_tok_s=round(last, 2),
+        change_pct=round(change, 1),
+        direction=direction,
+    )
 
 
 def change_pct(samples: list[Sample]) -> float | None:
@@ -286,12 +325,16 @@ def _why_not(series: Series) -> str:
     if not busy:
         return f"{what}, none with running requests"
     if not clean:
-        return (f"{what}, {len(busy)} with running requests, every one of them with a prefill in its window "
-                "(requests kept arriving): no pure-decode window")
+        return (
+            f"{what}, {len(busy)} with running requests, every one of them with a prefill in its window "
+            "(requests kept arriving): no pure-decode window"
+        )
     levels = sorted({s.running for s in clean})
     spread = f"running {levels[0]}" if len(levels) == 1 else f"running varied {levels[0]}-{levels[-1]}"
-    return (f"{what}, {len(clean)} pure-decode window(s), but no {MIN_SAMPLES} consecutive ones at one running "
-            f"count ({spread}; a waiting queue, preemptions or too few lines keep it from a plateau)")
+    return (
+        f"{what}, {len(clean)} pure-decode window(s), but no {MIN_SAMPLES} consecutive ones at one running "
+        f"count ({spread}; a waiting queue, preemptions or too few lines keep it from a plateau)"
+    )
 
 
 def find_segment(series: Series, min_samples: int = MIN_SAMPLES) -> _Found | None:
@@ -306,8 +349,11 @@ def find_segment(series: Series, min_samples: int = MIN_SAMPLES) -> _Found | Non
 
         def duration(st: _Stretch) -> float:
             i0 = st.idx[0]
-            lead = ss[i0].t_s - ss[i0 - 1].t_s if i0 > 0 and not is_gap(ss[i0].t_s - ss[i0 - 1].t_s, interval) \
+            lead = (
+                ss[i0].t_s - ss[i0 - 1].t_s
+                if i0 > 0 and not is_gap(ss[i0].t_s - ss[i0 - 1].t_s, interval)
                 else interval
+            )
             return ss[st.idx[-1]].t_s - ss[i0].t_s + lead
 
         best = max(found, key=lambda st: (len(st.idx), duration(st), -st.idx[0]))
@@ -322,51 +368,91 @@ def find_segment(series: Series, min_samples: int = MIN_SAMPLES) -> _Found | Non
                 u = [i for i in st.idx if i not in o]
                 run = stationary_run([ss[i] for i in u])
                 if run is not None:
-                    parts.append((run[1] - run[0], -ss[u[run[0]]].t_s, -st.idx[0], st, u[run[0]:run[1]], o))
+                    parts.append((run[1] - run[0], -ss[u[run[0]]].t_s, -st.idx[0], st, u[run[0] : run[1]], o))
             if parts:
                 _n, _t, _i, st, part, o = max(parts, key=lambda x: x[:3])
                 if part != [i for i in st.idx if i not in o]:
-                    whole = SegmentBrief(samples=len(st.idx) - len(o), start_line=ss[st.idx[0]].line,
-                                         end_line=ss[st.idx[-1]].last_line,
-                                         mean_tok_s=round(mean([ss[i].gen_tok_s for i in st.idx if i not in o]), 2),
-                                         trend_pct=change_pct([ss[i] for i in st.idx if i not in o]))
+                    whole = SegmentBrief(
+                        samples=len(st.idx) - len(o),
+                        start_line=ss[st.idx[0]].line,
+                        end_line=ss[st.idx[-1]].last_line,
+                        mean_tok_s=round(mean([ss[i].gen_tok_s for i in st.idx if i not in o]), 2),
+                        trend_pct=change_pct([ss[i] for i in st.idx if i not in o]),
+                    )
                 inside = set(range(part[0], part[-1] + 1))
-                best = _Stretch(st.level, [i for i in st.idx if i in inside],
-                                [i for i in st.bridged if i in inside])
+                best = _Stretch(
+                    st.level, [i for i in st.idx if i in inside], [i for i in st.bridged if i in inside]
+                )
                 out_idx = [i for i in o if i in inside]
                 used_idx = part
         used = [ss[i] for i in used_idx]
         vals = [s.gen_tok_s for s in used]
         mu = mean(vals)
         excluded = [
-            ExcludedWindow(file=ss[i].file, line=ss[i].line, t_s=ss[i].t_s, gen_tok_s=ss[i].gen_tok_s,
-                           running=ss[i].running,
-                           reason=("outlier: far from the segment's trend" if i in out_idx else
-                                   f"single odd window inside the plateau (running {ss[i].running}"
-                                   f"{', nothing generated' if ss[i].gen_tok_s <= 0 else ''})"))
+            ExcludedWindow(
+                file=ss[i].file,
+                line=ss[i].line,
+                t_s=ss[i].t_s,
+                gen_tok_s=ss[i].gen_tok_s,
+                running=ss[i].running,
+                reason=(
+                    "outlier: far from the segment's trend"
+                    if i in out_idx
+                    else f"single odd window inside the plateau (running {ss[i].running}"
+                    f"{', nothing generated' if ss[i].gen_tok_s <= 0 else ''})"
+                ),
+            )
             for i in sorted(out_idx + best.bridged)
         ]
         others = [
-            SegmentBrief(samples=len(st.idx), start_line=ss[st.idx[0]].line, end_line=ss[st.idx[-1]].last_line,
-                         mean_tok_s=round(mean([ss[i].gen_tok_s for i in st.idx]), 2))
-            for st in found if not (st.idx[0] <= best.idx[0] and best.idx[-1] <= st.idx[-1])
+            SegmentBrief(
+                samples=len(st.idx),
+                start_line=ss[st.idx[0]].line,
+                end_line=ss[st.idx[-1]].last_line,
+                mean_tok_s=round(mean([ss[i].gen_tok_s for i in st.idx]), 2),
+            )
+            for st in found
+            if not (st.idx[0] <= best.idx[0] and best.idx[-1] <= st.idx[-1])
         ]
         pooled = None
         if others:
             allv = [ss[i].gen_tok_s for st in found for i in st.idx if i not in out_idx]
-            pooled = PlateauSummary(stretches=len(found), samples=len(allv), mean_tok_s=round(mean(allv), 2),
-                                    median_tok_s=round(median(allv), 2), min_tok_s=min(allv), max_tok_s=max(allv))
+            pooled = PlateauSummary(
+                stretches=len(found),
+                samples=len(allv),
+                mean_tok_s=round(mean(allv), 2),
+                median_tok_s=round(median(allv), 2),
+                min_tok_s=min(allv),
+                max_tok_s=max(allv),
+            )
         first, last = ss[best.idx[0]], ss[best.idx[-1]]
         trend = _trend(used)
         seg = DecodeSegment(
-            engine=series.label, concurrency=level, samples=len(used), duration_s=round(duration(best), 3),
-            mean_tok_s=round(mu, 2), median_tok_s=round(median(vals), 2), min_tok_s=min(vals), max_tok_s=max(vals),
-            per_request_tok_s=round(mu / level, 3), ms_per_token=round(1000 * level / mu, 2),
-            per_request_peak_tok_s=round(max(vals) / level, 3), ms_per_token_at_peak=round(1000 * level / max(vals), 2),
-            file=first.file, start_line=first.line, end_line=last.last_line, start_t_s=first.t_s, end_t_s=last.t_s,
-            values_tok_s=vals, trend=trend, trend_pct=None if trend is None else trend.change_pct,
-            stationary=is_stationary(None if trend is None else trend.change_pct), stretch=whole,
-            excluded=excluded, other_segments=others, all_plateau=pooled,
+            engine=series.label,
+            concurrency=level,
+            samples=len(used),
+            duration_s=round(duration(best), 3),
+            mean_tok_s=round(mu, 2),
+            median_tok_s=round(median(vals), 2),
+            min_tok_s=min(vals),
+            max_tok_s=max(vals),
+            per_request_tok_s=round(mu / level, 3),
+            ms_per_token=round(1000 * level / mu, 2),
+            per_request_peak_tok_s=round(max(vals) / level, 3),
+            ms_per_token_at_peak=round(1000 * level / max(vals), 2),
+            file=first.file,
+            start_line=first.line,
+            end_line=last.last_line,
+            start_t_s=first.t_s,
+            end_t_s=last.t_s,
+            values_tok_s=vals,
+            trend=trend,
+            trend_pct=None if trend is None else trend.change_pct,
+            stationary=is_stationary(None if trend is None else trend.change_pct),
+            stretch=whole,
+            excluded=excluded,
+            other_segments=others,
+            all_plateau=pooled,
         )
         return _Found(series, seg, [ss[i] for i in out_idx], [ss[i] for i in best.bridged])
     return None
@@ -376,8 +462,10 @@ def stalled_text(n: int) -> str:
     """The sentence on windows left out because they lie inside a stall span (``analyses.stalls``)."""
     if not n:
         return ""
-    return (f" {n} window(s) inside a stalled or deadlock span (the `stalls` section) were left out first: a stalled "
-            "engine's trickle is no decode rate.")
+    return (
+        f" {n} window(s) inside a stalled or deadlock span (the `stalls` section) were left out first: a stalled "
+        "engine's trickle is no decode rate."
+    )
 
 
 def stationarity_text(trend: float | None, stretch: SegmentBrief | None) -> str:
@@ -386,37 +474,50 @@ def stationarity_text(trend: float | None, stretch: SegmentBrief | None) -> str:
         return "Too few windows for a trend."
     txt = f"Trend (least-squares line through the windows, first to last): {trend:+.1f} %"
     if stretch is not None:
-        return (txt + f"; the whole stretch (lines {stretch.start_line}-{stretch.end_line}, {stretch.samples} "
-                f"windows, mean {stretch.mean_tok_s:g} tok/s) drifts by {stretch.trend_pct:+.1f} %, so its longest "
-                f"part within ±{STATIONARY_PCT:g} % was taken.")
+        return (
+            txt + f"; the whole stretch (lines {stretch.start_line}-{stretch.end_line}, {stretch.samples} "
+            f"windows, mean {stretch.mean_tok_s:g} tok/s) drifts by {stretch.trend_pct:+.1f} %, so its longest "
+            f"part within ±{STATIONARY_PCT:g} % was taken."
+        )
     if abs(trend) <= STATIONARY_PCT:
         return txt + f", within ±{STATIONARY_PCT:g} %: stationary."
-    return (txt + f": not stationary (beyond ±{STATIONARY_PCT:g} %, and no part of {MIN_SAMPLES}+ windows is "
-            "within it). The rate drifts (decode slows as the context grows, or the load changed): the mean is "
-            "an average over the drift, not a steady-state rate.")
+    return (
+        txt + f": not stationary (beyond ±{STATIONARY_PCT:g} %, and no part of {MIN_SAMPLES}+ windows is "
+        "within it). The rate drifts (decode slows as the context grows, or the load changed): the mean is "
+        "an average over the drift, not a steady-state rate."
+    )
 
 
 def _method(f: _Found, n_engines: int) -> str:
     seg, s = f.segment, f.series
     iv = s.interval
     win = f"{s.window}s of ~{iv:g} s" if iv else f"{s.window}s"
-    no_prefill = ("prompt throughput 0.0" if s.source.startswith("vLLM")
-                  else "no Prefill batch line since the previous decode line")
+    no_prefill = (
+        "prompt throughput 0.0"
+        if s.source.startswith("vLLM")
+        else "no Prefill batch line since the previous decode line"
+    )
     longest = "Longest stationary run" if seg.stretch is not None else "Longest run"
-    txt = (f"{longest} of {seg.samples + len(f.outliers)} consecutive {win} from {s.source} "
-           f"({seg.engine}) with running = {seg.concurrency} (the plateau: highest running count held for "
-           f"{MIN_SAMPLES}+ windows) and {no_prefill}, lines {seg.start_line}-{seg.end_line}; no idle gap inside. "
-           f"Mean, median, min and max of the generation throughput over {seg.samples} windows")
+    txt = (
+        f"{longest} of {seg.samples + len(f.outliers)} consecutive {win} from {s.source} "
+        f"({seg.engine}) with running = {seg.concurrency} (the plateau: highest running count held for "
+        f"{MIN_SAMPLES}+ windows) and {no_prefill}, lines {seg.start_line}-{seg.end_line}; no idle gap inside. "
+        f"Mean, median, min and max of the generation throughput over {seg.samples} windows"
+    )
     if f.outliers:
-        txt += (f", leaving out {len(f.outliers)} outlier window(s) (line "
-                f"{', '.join(str(o.line) for o in f.outliers)}: off the segment's robust trend by > 5 MAD and > 50 %)")
+        txt += (
+            f", leaving out {len(f.outliers)} outlier window(s) (line "
+            f"{', '.join(str(o.line) for o in f.outliers)}: off the segment's robust trend by > 5 MAD and > 50 %)"
+        )
     if f.bridged:
         txt += f"; {len(f.bridged)} single odd window(s) inside the plateau bridged and left out"
     txt += f". Per request = mean / {seg.concurrency} running; ms/token = 1000 / per request. "
     txt += stationarity_text(seg.trend_pct, seg.stretch)
     if n_engines > 1:
-        txt += (f" Under DP the top-level figures are the sum of {n_engines} engines' windows matched by time; "
-                "each engine's own segment is under `engines`.")
+        txt += (
+            f" Under DP the top-level figures are the sum of {n_engines} engines' windows matched by time; "
+            "each engine's own segment is under `engines`."
+        )
     if s.source.startswith("vLLM") and s.frame["prefill"][1:].null_count():
         txt += " This vLLM stats line has no prompt throughput, so prefill windows could not be excluded."
     return txt
@@ -428,8 +529,10 @@ def stable_decode(data: RunData) -> StableDecode | NotApplicable:
 
     raw = decode_series(data)
     if not raw:
-        return NotApplicable(reason="no decode-rate lines: neither vLLM stats lines (`Avg generation throughput`) "
-                                    "nor SGLang `Decode batch` lines were found" + missing_stats_reason(data))
+        return NotApplicable(
+            reason="no decode-rate lines: neither vLLM stats lines (`Avg generation throughput`) "
+            "nor SGLang `Decode batch` lines were found" + missing_stats_reason(data)
+        )
     series = [without_stalls(data, s) for s in raw]  # a stall or a deadlock is no decode rate
     stalled = sum(a.frame.height - b.frame.height for a, b in zip(raw, series, strict=True))
     per = [(s, find_segment(s)) for s in series]
@@ -441,7 +544,9 @@ def stable_decode(data: RunData) -> StableDecode | NotApplicable:
         return NotApplicable(reason=f"no stable decode segment: {reasons}{stalled_text(stalled)}")
     engines = [f.segment for _s, f in per if f is not None] if len(series) > 1 else []
     return StableDecode(
-        method=_method(main, len(series)) + stalled_text(stalled), source=main_series.source,
+        method=_method(main, len(series)) + stalled_text(stalled),
+        source=main_series.source,
         window_s=r(main_series.interval, 3),
-        engines=engines, **main.segment.model_dump(),
+        engines=engines,
+        **main.segment.model_dump(),
     )

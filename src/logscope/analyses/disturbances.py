@@ -49,7 +49,9 @@ class ErrorEntry(BaseModel):
     exception: str | None
     message: str
     phase: str
-    benign_shutdown: bool = Field(False, description="after the shutdown began (e.g. vLLM's EngineDeadError on SIGINT)")
+    benign_shutdown: bool = Field(
+        False, description="after the shutdown began (e.g. vLLM's EngineDeadError on SIGINT)"
+    )
 
 
 class Disturbances(Result):
@@ -61,23 +63,40 @@ class Disturbances(Result):
     oom_free_gib: float | None = None
     runtime_compiles: int
     runtime_compiles_by_rank: dict[str, int] = Field(default_factory=dict)
-    preemptions: int | None = Field(description="null when the log cannot count them (reason in "
-                                                "`preemptions_not_applicable`)")
+    preemptions: int | None = Field(
+        description="null when the log cannot count them (reason in `preemptions_not_applicable`)"
+    )
     retractions: int
     retracted_requests: int = 0
     errors: int = Field(description="error records, less those of a clean shutdown (`benign_errors`)")
-    benign_errors: int = Field(0, description="errors after a clean stop began (e.g. vLLM's EngineDeadError on SIGINT): "
-                                              "kept in `error_list`, not counted in `errors`")
+    benign_errors: int = Field(
+        0,
+        description="errors after a clean stop began (e.g. vLLM's EngineDeadError on SIGINT): "
+        "kept in `error_list`, not counted in `errors`",
+    )
     preemptions_not_applicable: str | None = Field(None, description="why `preemptions` is null")
-    preemptions_source: str | None = Field(None, description="where `preemptions` comes from: the log's lines, or the "
-                                           "server's counter given with --metrics when the log cannot count them")
+    preemptions_source: str | None = Field(
+        None,
+        description="where `preemptions` comes from: the log's lines, or the "
+        "server's counter given with --metrics when the log cannot count them",
+    )
     error_list: list[ErrorEntry] = Field(default_factory=list)
     timeline: list[TimelineEntry] = Field(default_factory=list)
-    overlapping: list[str] = Field(default_factory=list, description="one sentence per disturbance kind in a window")
-    http_errors: int | None = Field(None, description="uvicorn access lines with a 4xx/5xx status; null when the log holds no access line (access log off)")
+    overlapping: list[str] = Field(
+        default_factory=list, description="one sentence per disturbance kind in a window"
+    )
+    http_errors: int | None = Field(
+        None,
+        description="uvicorn access lines with a 4xx/5xx status; null when the log holds no access line (access log off)",
+    )
     http_errors_by_status: dict[str, int] = Field(default_factory=dict)
-    aborts: int | None = Field(None, description="requests aborted (request logging); null when the log holds no request line")
-    request_errors: int | None = Field(None, description="requests that failed (`Request X failed ...`); null when the log holds no request line")
+    aborts: int | None = Field(
+        None, description="requests aborted (request logging); null when the log holds no request line"
+    )
+    request_errors: int | None = Field(
+        None,
+        description="requests that failed (`Request X failed ...`); null when the log holds no request line",
+    )
 
 
 def _rank(e: Event) -> str:
@@ -183,8 +202,10 @@ def disturbances(data: RunData, stable: StableDecode | NotApplicable | None = No
     for i, e in enumerate(ev):
         if e.kind in ("oom", "preemption", "retract", "error"):
             picked.append((i, e))
-        elif e.kind == "compile" and (getattr(e, "stage", None) == "runtime_jit"
-                                      or (ready is not None and i > ready and getattr(e, "seconds", None) is not None)):
+        elif e.kind == "compile" and (
+            getattr(e, "stage", None) == "runtime_jit"
+            or (ready is not None and i > ready and getattr(e, "seconds", None) is not None)
+        ):
             picked.append((i, e))
         elif e.kind == "throughput" and getattr(e, "preemptions", None):
             picked.append((i, e))
@@ -211,16 +232,33 @@ def disturbances(data: RunData, stable: StableDecode | NotApplicable | None = No
         if key in groups:
             g = groups[key]
             rk = _rank(e)
-            groups[key] = g.model_copy(update={"count": g.count + e.repeated,
-                                               "ranks": g.ranks if rk in g.ranks else [*g.ranks, rk]})
+            groups[key] = g.model_copy(
+                update={"count": g.count + e.repeated, "ranks": g.ranks if rk in g.ranks else [*g.ranks, rk]}
+            )
             continue
-        groups[key] = TimelineEntry(kind=e.kind, t_s=t, time=e.time, file=e.file, line=e.line, ranks=[_rank(e)],
-                                    count=e.repeated, phase=phase(i, e), detail=detail, overlaps=overlaps)
+        groups[key] = TimelineEntry(
+            kind=e.kind,
+            t_s=t,
+            time=e.time,
+            file=e.file,
+            line=e.line,
+            ranks=[_rank(e)],
+            count=e.repeated,
+            phase=phase(i, e),
+            detail=detail,
+            overlaps=overlaps,
+        )
     timeline = list(groups.values())
 
     overlapping: list[str] = []
-    for kind, label in (("oom", "OOM"), ("compile", "runtime compile"), ("preemption", "preemption"),
-                        ("throughput", "preemption"), ("retract", "retraction"), ("error", "error")):
+    for kind, label in (
+        ("oom", "OOM"),
+        ("compile", "runtime compile"),
+        ("preemption", "preemption"),
+        ("throughput", "preemption"),
+        ("retract", "retraction"),
+        ("error", "error"),
+    ):
         lines: Counter[str] = Counter()
         bursts: Counter[str] = Counter()
         for entry in timeline:
@@ -231,50 +269,80 @@ def disturbances(data: RunData, stable: StableDecode | NotApplicable | None = No
                     lines[w] += entry.count
                     bursts[w] += 1
         for w in sorted(lines):
-            overlapping.append(f"{lines[w]} {label} line(s) ({bursts[w]} distinct moment(s)) fall inside {w} "
-                               f"windows: those figures include their cost")
+            overlapping.append(
+                f"{lines[w]} {label} line(s) ({bursts[w]} distinct moment(s)) fall inside {w} "
+                f"windows: those figures include their cost"
+            )
 
     errors = [
-        ErrorEntry(file=e.file, line=e.line, t_s=data.time_at(i), exception=getattr(e, "exception", None),
-                   message=str(getattr(e, "message", ""))[:300], phase=phase(i, e),
-                   benign_shutdown=shutdown_seq is not None and i > shutdown_seq)
-        for i, e in picked if e.kind == "error"
+        ErrorEntry(
+            file=e.file,
+            line=e.line,
+            t_s=data.time_at(i),
+            exception=getattr(e, "exception", None),
+            message=str(getattr(e, "message", ""))[:300],
+            phase=phase(i, e),
+            benign_shutdown=shutdown_seq is not None and i > shutdown_seq,
+        )
+        for i, e in picked
+        if e.kind == "error"
     ]
     ranks = set(oom_by_rank.values())
     req = [float(v) for _i, e in oom if (v := getattr(e, "requested_gib", None)) is not None]
     free = [float(v) for _i, e in oom if (v := getattr(e, "free_gib", None)) is not None]
-    method = ("Counts are lines (times `repeated` for Ray's dedup), per rank beside them; runtime compiles are "
-              "`compile` events of stage runtime_jit or timed compiles after the ready line; preemptions add the "
-              "stats line's per-window `Preemptions:` and V0 preemption lines; the timeline groups one fact's copies "
-              "across ranks (same kind, second and text) and flags the measurement windows each falls in "
-              "(stable decode segment, prefill windows, start-up).")
+    method = (
+        "Counts are lines (times `repeated` for Ray's dedup), per rank beside them; runtime compiles are "
+        "`compile` events of stage runtime_jit or timed compiles after the ready line; preemptions add the "
+        "stats line's per-window `Preemptions:` and V0 preemption lines; the timeline groups one fact's copies "
+        "across ranks (same kind, second and text) and flags the measurement windows each falls in "
+        "(stable decode segment, prefill windows, start-up)."
+    )
     preempt_na = _preemptions_unknown(data)
     preemptions: int | None = preempt
-    preempt_src: str | None = ("the log (SGLang prints retractions, counted in `retractions`, and no preemption line)"
-                               if data.engine == "sglang" else "the log (stats lines' `Preemptions:`, preemption lines)")
+    preempt_src: str | None = (
+        "the log (SGLang prints retractions, counted in `retractions`, and no preemption line)"
+        if data.engine == "sglang"
+        else "the log (stats lines' `Preemptions:`, preemption lines)"
+    )
     if preempt_na is not None:
         preemptions = preempt_src = None
         method += f" Preemptions unknown: {preempt_na}"
     benign = sum(1 for x in errors if x.benign_shutdown)
     if benign:
-        method += (f" {benign} error(s) came after a clean stop began (`[shutdown]` with no error before it, e.g. "
-                   "vLLM's EngineDeadError on SIGINT): listed, not counted in `errors`.")
+        method += (
+            f" {benign} error(s) came after a clean stop began (`[shutdown]` with no error before it, e.g. "
+            "vLLM's EngineDeadError on SIGINT): listed, not counted in `errors`."
+        )
     http_errors, by_status, aborts, request_errors = request_failures(data)
     if http_errors is not None or aborts is not None:
-        method += (" HTTP errors are uvicorn access lines with a 4xx/5xx status; aborts count aborted requests once "
-                   "(vLLM prints `Aborted request(s) ID-x` and `Request ID aborted.` for one abort).")
+        method += (
+            " HTTP errors are uvicorn access lines with a 4xx/5xx status; aborts count aborted requests once "
+            "(vLLM prints `Aborted request(s) ID-x` and `Request ID aborted.` for one abort)."
+        )
     return Disturbances(
         method=method,
-        oom=sum(oom_by_rank.values()), oom_by_rank=dict(sorted(oom_by_rank.items())),
+        oom=sum(oom_by_rank.values()),
+        oom_by_rank=dict(sorted(oom_by_rank.items())),
         oom_retried=sum(e.repeated for _i, e in oom if getattr(e, "retry", False)),
         oom_rounds=ranks.pop() if len(ranks) == 1 and oom_by_rank else None,
-        oom_requested_gib=round(median(req), 2) if req else None, oom_free_gib=round(median(free), 2) if free else None,
-        runtime_compiles=sum(jit_by_rank.values()), runtime_compiles_by_rank=dict(sorted(jit_by_rank.items())),
-        preemptions=preemptions, preemptions_not_applicable=preempt_na, preemptions_source=preempt_src,
+        oom_requested_gib=round(median(req), 2) if req else None,
+        oom_free_gib=round(median(free), 2) if free else None,
+        runtime_compiles=sum(jit_by_rank.values()),
+        runtime_compiles_by_rank=dict(sorted(jit_by_rank.items())),
+        preemptions=preemptions,
+        preemptions_not_applicable=preempt_na,
+        preemptions_source=preempt_src,
         retractions=len(retract),
         retracted_requests=sum(int(getattr(e, "retracted_reqs", 0) or 0) for e in retract),
-        errors=len(errors) - benign, benign_errors=benign, error_list=errors, timeline=timeline, overlapping=overlapping,
-        http_errors=http_errors, http_errors_by_status=by_status, aborts=aborts, request_errors=request_errors,
+        errors=len(errors) - benign,
+        benign_errors=benign,
+        error_list=errors,
+        timeline=timeline,
+        overlapping=overlapping,
+        http_errors=http_errors,
+        http_errors_by_status=by_status,
+        aborts=aborts,
+        request_errors=request_errors,
     )
 
 
@@ -291,15 +359,19 @@ def _preemptions_unknown(data: RunData) -> str | None:
     if stats.height == 0:
         if data.ready_seq() is None:
             return None  # never served: nothing to preempt
-        return ("no vLLM stats lines (stats logging off?), so nothing in the log counts preemptions; "
-                "`vllm:num_preemptions_total` on /metrics does")
+        return (
+            "no vLLM stats lines (stats logging off?), so nothing in the log counts preemptions; "
+            "`vllm:num_preemptions_total` on /metrics does"
+        )
     if stats["preemptions"].drop_nulls().len() or data.frame("preemption").height:
         return None
     if "swapped" in stats.columns and stats["swapped"].drop_nulls().len():
         return None  # V0: its preemption lines would be here
-    return ("this vLLM's stats line has no `Preemptions:` field (V1 prints it only when the window had some, and "
-            "some versions, 0.32 among them, never print it), and V1 logs no preemption line: the log cannot tell "
-            "none from some. `vllm:num_preemptions_total` on /metrics counts them.")
+    return (
+        "this vLLM's stats line has no `Preemptions:` field (V1 prints it only when the window had some, and "
+        "some versions, 0.32 among them, never print it), and V1 logs no preemption line: the log cannot tell "
+        "none from some. `vllm:num_preemptions_total` on /metrics counts them."
+    )
 
 
 def aborted_once(events: list[Event]) -> list[Event]:
@@ -334,7 +406,9 @@ def request_failures(data: RunData) -> tuple[int | None, dict[str, int], int | N
     errors = None
     if reqs:
         aborted = aborted_once(reqs)
-        aborts = sum(max(1, len((getattr(e, "request_id", None) or "").split(","))) * e.repeated for e in aborted)
+        aborts = sum(
+            max(1, len((getattr(e, "request_id", None) or "").split(","))) * e.repeated for e in aborted
+        )
         errors = sum(e.repeated for e in reqs if getattr(e, "phase", None) == "error")
     return (sum(by_status.values()) if access else None), dict(sorted(by_status.items())), aborts, errors
 

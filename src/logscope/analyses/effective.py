@@ -38,7 +38,9 @@ class ConfigValue(BaseModel):
 
     value: Any
     line: int = Field(description="the line that shows the value")
-    origin: Origin = Field(description="set (by the user), default, engine (changed by the engine) or unknown")
+    origin: Origin = Field(
+        description="set (by the user), default, engine (changed by the engine) or unknown"
+    )
 
 
 # vLLM: names under which the value is reported -> the keys it is printed under (args, engine config)
@@ -72,16 +74,40 @@ _CHUNKED = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(
 
 # SGLang: server_args keys reported, and the scheduler line's names -> their server_args key
 SGLANG_KEYS = (
-    "max_running_requests", "chunked_prefill_size", "max_total_tokens", "max_prefill_tokens", "context_length",
-    "mem_fraction_static", "attention_backend", "prefill_attention_backend", "decode_attention_backend",
-    "disable_cuda_graph", "cuda_graph_max_bs", "cuda_graph_bs", "kv_cache_dtype", "page_size", "schedule_policy",
-    "disable_radix_cache", "enable_mixed_chunk", "speculative_algorithm", "speculative_num_steps",
-    "speculative_num_draft_tokens", "speculative_eagle_topk", "tp_size", "dp_size", "ep_size", "dtype",
+    "max_running_requests",
+    "chunked_prefill_size",
+    "max_total_tokens",
+    "max_prefill_tokens",
+    "context_length",
+    "mem_fraction_static",
+    "attention_backend",
+    "prefill_attention_backend",
+    "decode_attention_backend",
+    "disable_cuda_graph",
+    "cuda_graph_max_bs",
+    "cuda_graph_bs",
+    "kv_cache_dtype",
+    "page_size",
+    "schedule_policy",
+    "disable_radix_cache",
+    "enable_mixed_chunk",
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_num_draft_tokens",
+    "speculative_eagle_topk",
+    "tp_size",
+    "dp_size",
+    "ep_size",
+    "dtype",
     "quantization",
 )
-_SCHEDULER = {"max_total_num_tokens": "max_total_tokens", "chunked_prefill_size": "chunked_prefill_size",
-              "max_prefill_tokens": "max_prefill_tokens", "max_running_requests": "max_running_requests",
-              "context_len": "context_length"}
+_SCHEDULER = {
+    "max_total_num_tokens": "max_total_tokens",
+    "chunked_prefill_size": "chunked_prefill_size",
+    "max_prefill_tokens": "max_prefill_tokens",
+    "max_running_requests": "max_running_requests",
+    "context_len": "context_length",
+}
 
 
 _ATTN_DEFAULT = re.compile(r"Attention backend not specified\. Use (\w+) backend by default")
@@ -124,8 +150,12 @@ def _vllm(data: RunData) -> dict[str, ConfigValue]:
             have = out.get(name)
             if have is None:
                 out[name] = ConfigValue(value=value, line=e.line, origin="default")
-            elif have.origin == "set" and value != have.value and name != "speculative_config" and \
-                    not isinstance(have.value, dict):
+            elif (
+                have.origin == "set"
+                and value != have.value
+                and name != "speculative_config"
+                and not isinstance(have.value, dict)
+            ):
                 out[name] = ConfigValue(value=value, line=e.line, origin="engine")
         comp = args.get("compilation_config")
         if isinstance(comp, str):
@@ -140,7 +170,11 @@ def _vllm(data: RunData) -> dict[str, ConfigValue]:
         if m and "max_num_scheduled_tokens" not in out:
             out["max_num_scheduled_tokens"] = ConfigValue(value=int(m.group(1)), line=e.line, origin="engine")
         m = _CHUNKED.search(raw) if "Chunked prefill is enabled" in raw else None
-        if m and out.get("max_num_batched_tokens", ConfigValue(value=None, line=0, origin="unknown")).origin != "set":
+        if (
+            m
+            and out.get("max_num_batched_tokens", ConfigValue(value=None, line=0, origin="unknown")).origin
+            != "set"
+        ):
             out["max_num_batched_tokens"] = ConfigValue(value=int(m.group(1)), line=e.line, origin="default")
     return out
 
@@ -166,7 +200,9 @@ def _sglang(data: RunData) -> dict[str, ConfigValue]:
         raw = data.events[i].raw or ""
         m = _ATTN_DEFAULT.search(raw) if "Attention backend not specified" in raw else None
         if m:  # SGLang chose the backend itself: the server_args value is its default
-            out["attention_backend"] = ConfigValue(value=m.group(1), line=data.events[i].line, origin="default")
+            out["attention_backend"] = ConfigValue(
+                value=m.group(1), line=data.events[i].line, origin="default"
+            )
             break
     for i in data.kind_index.get("scheduler_limits", ())[:1]:
         e = data.events[i]
@@ -185,8 +221,10 @@ def _sglang(data: RunData) -> dict[str, ConfigValue]:
 def effective_config(data: RunData) -> dict[str, ConfigValue] | NotApplicable:
     """``{name: {value, line, origin}}`` of the run's first lifetime, or why not."""
     if not data.kind_index.get("config") and not data.kind_index.get("scheduler_limits"):
-        return NotApplicable(reason="no configuration line (vLLM `non-default args` / engine config, "
-                                    "SGLang `server_args=`) in the log")
+        return NotApplicable(
+            reason="no configuration line (vLLM `non-default args` / engine config, "
+            "SGLang `server_args=`) in the log"
+        )
     values = _sglang(data) if data.engine == "sglang" else _vllm(data)
     if not values:
         return NotApplicable(reason="the configuration lines hold none of the reported settings")

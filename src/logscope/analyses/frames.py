@@ -19,7 +19,10 @@ from logscope.events import EVENT_TYPES, Event
 if typing.TYPE_CHECKING:
     from logscope.timebase import TimeBase
 
-TS_COLUMNS: dict[str, pl.DataType] = {"ts": pl.Datetime("us"), "ts_source": pl.Utf8()}  # after the model's fields
+TS_COLUMNS: dict[str, pl.DataType] = {
+    "ts": pl.Datetime("us"),
+    "ts_source": pl.Utf8(),
+}  # after the model's fields
 
 
 def _dtype(annotation: Any) -> pl.DataType:
@@ -34,7 +37,9 @@ def _dtype(annotation: Any) -> pl.DataType:
         return pl.List(_dtype(inner))
     if origin is dict or annotation is dict:
         return pl.Utf8()  # JSON text: a dict's keys differ from row to row
-    return {int: pl.Int64(), float: pl.Float64(), bool: pl.Boolean(), str: pl.Utf8()}.get(annotation, pl.Utf8())
+    return {int: pl.Int64(), float: pl.Float64(), bool: pl.Boolean(), str: pl.Utf8()}.get(
+        annotation, pl.Utf8()
+    )
 
 
 def schema(kind: str) -> dict[str, pl.DataType]:
@@ -49,7 +54,11 @@ def _dict_fields(kind: str) -> set[str]:
     for name, f in model.model_fields.items():
         ann = f.annotation
         args = typing.get_args(ann)
-        if ann is dict or typing.get_origin(ann) is dict or any(a is dict or typing.get_origin(a) is dict for a in args):
+        if (
+            ann is dict
+            or typing.get_origin(ann) is dict
+            or any(a is dict or typing.get_origin(a) is dict for a in args)
+        ):
             out.add(name)
     return out
 
@@ -61,8 +70,13 @@ def _json(value: Any) -> Any:
 
 
 def frame(
-    events: Sequence[Event], kind: str, *, seq: bool = False, order: Sequence[int] | None = None,
-    raw: bool = True, timebase: TimeBase | None = None,
+    events: Sequence[Event],
+    kind: str,
+    *,
+    seq: bool = False,
+    order: Sequence[int] | None = None,
+    raw: bool = True,
+    timebase: TimeBase | None = None,
 ) -> pl.DataFrame:
     """The events of ``kind`` as a DataFrame (empty, with the right columns, when there are none).
 
@@ -105,8 +119,10 @@ def with_ts(df: pl.DataFrame, timebase: TimeBase) -> pl.DataFrame:
     """``df`` (with its ``t_s``) and the ``ts`` and ``ts_source`` columns (see ``frame``)."""
     start = pl.lit(timebase.start, dtype=pl.Datetime("us"))
     micros = (pl.col("t_s") * 1e6).round().cast(pl.Int64)
-    return df.with_columns((start + pl.duration(microseconds=micros)).cast(pl.Datetime("us")).alias("ts"),
-                           pl.lit(timebase.source, dtype=pl.Utf8()).alias("ts_source"))
+    return df.with_columns(
+        (start + pl.duration(microseconds=micros)).cast(pl.Datetime("us")).alias("ts"),
+        pl.lit(timebase.source, dtype=pl.Utf8()).alias("ts_source"),
+    )
 
 
 class Frames:

@@ -27,8 +27,14 @@ from logscope.analyses.base import NotApplicable, Result, RunData, bursts, r
 
 _MAIN = ("kv", "full")
 _CAPS = (
-    (re.compile(r"max_running_requests is capped to (\d+) by the mamba state cache"), "capped to {0} by the Mamba state cache"),
-    (re.compile(r"Max running requests is reset to (\d+) for speculative decoding"), "reset to {0} for speculative decoding"),
+    (
+        re.compile(r"max_running_requests is capped to (\d+) by the mamba state cache"),
+        "capped to {0} by the Mamba state cache",
+    ),
+    (
+        re.compile(r"Max running requests is reset to (\d+) for speculative decoding"),
+        "reset to {0} for speculative decoding",
+    ),
     (re.compile(r"max_running_requests (\d+) -> (\d+)"), "post-capture KV sizing: {0} -> {1}"),
 )
 
@@ -75,7 +81,9 @@ class KvPool(Result):
     max_concurrency: float | None
     max_concurrency_source: str | None = None
     shortfall_pct: float | None = Field(None, description="how far the pool is from one full-length request")
-    overcommit_gib: float | None = Field(None, description="KV in use minus the KV that fits the memory budget")
+    overcommit_gib: float | None = Field(
+        None, description="KV in use minus the KV that fits the memory budget"
+    )
     overcommit_from_sum_gib: float | None = None
     max_running_requests: int | None = None
     max_running_requests_notes: list[str] = Field(default_factory=list)
@@ -96,9 +104,17 @@ def _pools(df: pl.DataFrame) -> list[Pool]:
             ranks = sorted({*p.ranks, rank}) if rank is not None else p.ranks
             out[key] = p.model_copy(update={"seen": p.seen + 1, "ranks": ranks})
         else:
-            out[key] = Pool(pool=row["pool"], tokens=row["tokens"], memory_gib=mem, k_gib=row["k_gib"],
-                            v_gib=row["v_gib"], gpu_blocks=row["gpu_blocks"], device=row["device"],
-                            ranks=[rank] if rank is not None else [], line=row["line"])
+            out[key] = Pool(
+                pool=row["pool"],
+                tokens=row["tokens"],
+                memory_gib=mem,
+                k_gib=row["k_gib"],
+                v_gib=row["v_gib"],
+                gpu_blocks=row["gpu_blocks"],
+                device=row["device"],
+                ranks=[rank] if rank is not None else [],
+                line=row["line"],
+            )
     return list(out.values())
 
 
@@ -113,8 +129,11 @@ def _label_draft(data: RunData, pools: pl.DataFrame) -> pl.DataFrame:
         return pools
     start = int(loads["seq"][groups[1][0]])
     return pools.with_columns(
-        pl.when((pl.col("seq") > start) & pl.col("pool").is_in(_MAIN)).then(pl.lit("draft"))
-        .otherwise(pl.col("pool")).alias("pool"))
+        pl.when((pl.col("seq") > start) & pl.col("pool").is_in(_MAIN))
+        .then(pl.lit("draft"))
+        .otherwise(pl.col("pool"))
+        .alias("pool")
+    )
 
 
 def _budget(df: pl.DataFrame) -> MemoryBudget | None:
@@ -146,8 +165,10 @@ def kv_pool(data: RunData) -> KvPool | NotApplicable:
     cap = data.frame("kv_capacity")
     limits = data.frame("scheduler_limits").sort("seq")
     if pools_df.height == 0 and budget is None and cap.height == 0 and limits.height == 0:
-        return NotApplicable(reason="no KV pool, memory profiling or KV capacity lines (the engine did not get that far, "
-                                    "or its log level hid them)")
+        return NotApplicable(
+            reason="no KV pool, memory profiling or KV capacity lines (the engine did not get that far, "
+            "or its log level hid them)"
+        )
     pools_df = _label_draft(data, pools_df)
     pools = _pools(pools_df)
     method: list[str] = []
@@ -188,26 +209,38 @@ def kv_pool(data: RunData) -> KvPool | NotApplicable:
     elif tokens is not None and mml:
         conc, conc_src = round(tokens / mml, 4), "pool tokens / max model len"
     shortfall = None
-    printed_fits = (conc is not None and conc >= 1.0 and conc_df.height > 0
-                    and int(conc_df["tokens_per_request"][-1]) == mml)
+    printed_fits = (
+        conc is not None
+        and conc >= 1.0
+        and conc_df.height > 0
+        and int(conc_df["tokens_per_request"][-1]) == mml
+    )
     if tokens is not None and mml and tokens < mml and printed_fits:
         # hybrid models (sliding window, linear attention) need fewer pool tokens than the length:
         # the engine's own concurrency figure is the authority, not the raw token count
-        notes.append(f"the pool ({tokens:,} tokens) is smaller than the max model len ({mml:,}), but the engine "
-                     f"itself says {conc:g} full-length requests fit (hybrid or windowed layers): no shortfall claimed")
+        notes.append(
+            f"the pool ({tokens:,} tokens) is smaller than the max model len ({mml:,}), but the engine "
+            f"itself says {conc:g} full-length requests fit (hybrid or windowed layers): no shortfall claimed"
+        )
     elif tokens is not None and mml and tokens < mml:
         shortfall = round((1 - tokens / mml) * 100, 2)
-        notes.append(f"the pool ({tokens:,} tokens) is {shortfall:g} % short of one full-length request ({mml:,}): "
-                     "a request of the maximum length cannot fit")
+        notes.append(
+            f"the pool ({tokens:,} tokens) is {shortfall:g} % short of one full-length request ({mml:,}): "
+            "a request of the maximum length cannot fit"
+        )
     if cap.height:
         row = cap.sort("seq").row(0, named=True)
         need, est = row["max_seq_len"], row["estimated_max_len"] or row["kv_tokens"]
         if need and est and shortfall is None:
             shortfall = round((1 - est / need) * 100, 2)
             mml = mml or int(need)
-            method.append(f"shortfall from the start-up failure at line {row['line']}: the KV cache holds {est:,} "
-                          f"tokens against a max seq len of {need:,}")
-        notes.append(f"start-up failed: one request of the max length does not fit the KV cache (line {row['line']})")
+            method.append(
+                f"shortfall from the start-up failure at line {row['line']}: the KV cache holds {est:,} "
+                f"tokens against a max seq len of {need:,}"
+            )
+        notes.append(
+            f"start-up failed: one request of the max length does not fit the KV cache (line {row['line']})"
+        )
 
     over = over_sum = None
     if budget is not None:
@@ -215,10 +248,15 @@ def kv_pool(data: RunData) -> KvPool | NotApplicable:
         if budget.suggested_kv_cache_bytes is not None and kv is not None:
             fit = budget.suggested_kv_cache_bytes / 2**30
             over = round(kv - fit, 2)
-            method.append(f"over-commit = KV in use {kv:g} GiB - vLLM's suggested --kv-cache-memory="
-                          f"{budget.suggested_kv_cache_bytes} ({fit:.2f} GiB, what fits the requested utilization)")
-        base = ([budget.consumed_gib] if budget.consumed_gib is not None
-                else [budget.weights_gib, budget.non_torch_gib])
+            method.append(
+                f"over-commit = KV in use {kv:g} GiB - vLLM's suggested --kv-cache-memory="
+                f"{budget.suggested_kv_cache_bytes} ({fit:.2f} GiB, what fits the requested utilization)"
+            )
+        base = (
+            [budget.consumed_gib]
+            if budget.consumed_gib is not None
+            else [budget.weights_gib, budget.non_torch_gib]
+        )
         parts = [*base, budget.activation_peak_gib, budget.cuda_graph_gib, kv]
         requested = budget.requested_gib
         if requested is None and budget.total_gib is not None and budget.gpu_memory_utilization is not None:
@@ -226,13 +264,17 @@ def kv_pool(data: RunData) -> KvPool | NotApplicable:
         if requested is not None and all(p is not None for p in parts):
             used = sum(p for p in parts if p is not None)
             over_sum = round(used - requested, 2)
-            method.append(f"sum check: weights + non-torch ({sum(p for p in base if p is not None):.2f}) + activation "
-                          f"peak + CUDA graphs + KV = {used:.2f} GiB "
-                          f"against utilization x total = {requested:.2f} GiB")
+            method.append(
+                f"sum check: weights + non-torch ({sum(p for p in base if p is not None):.2f}) + activation "
+                f"peak + CUDA graphs + KV = {used:.2f} GiB "
+                f"against utilization x total = {requested:.2f} GiB"
+            )
         if over is None and over_sum is not None:
             over = over_sum
     if over is not None and over > 0:
-        notes.append(f"KV cache over-committed by {over:g} GiB: lower the memory utilization or pin --kv-cache-memory")
+        notes.append(
+            f"KV cache over-committed by {over:g} GiB: lower the memory utilization or pin --kv-cache-memory"
+        )
 
     mrr = None
     mrr_notes: list[str] = []
@@ -254,8 +296,11 @@ def kv_pool(data: RunData) -> KvPool | NotApplicable:
                 if note.split(" (line")[0] not in [n.split(" (line")[0] for n in mrr_notes]:
                     mrr_notes.append(note)
     if mrr is not None:
-        method.append("max_running_requests from the scheduler summary line" if limits.height
-                      else "max running requests from max_num_seqs in the configuration")
+        method.append(
+            "max_running_requests from the scheduler summary line"
+            if limits.height
+            else "max running requests from max_num_seqs in the configuration"
+        )
 
     if tokens:
         dcp = data.settings.int("decode_context_parallel")
@@ -263,11 +308,23 @@ def kv_pool(data: RunData) -> KvPool | NotApplicable:
             if p.tokens and p.pool not in _MAIN and p.tokens % tokens == 0 and p.tokens // tokens >= 2:
                 n = p.tokens // tokens
                 why = " (the DCP size)" if dcp == n else ""
-                notes.append(f"{p.pool} pool {p.tokens:,} tokens = {n} x the {main_pool} pool {tokens:,}{why}")
+                notes.append(
+                    f"{p.pool} pool {p.tokens:,} tokens = {n} x the {main_pool} pool {tokens:,}{why}"
+                )
     method_text = "; ".join(method) if method else "pool lines only"
     return KvPool(
-        method=method_text + ".", pools=pools, tokens=tokens, memory_gib=r(memory, 2), max_model_len=mml,
-        max_concurrency=conc, max_concurrency_source=conc_src, shortfall_pct=shortfall, overcommit_gib=over,
-        overcommit_from_sum_gib=over_sum, max_running_requests=mrr, max_running_requests_notes=mrr_notes,
-        memory=budget, notes=notes,
+        method=method_text + ".",
+        pools=pools,
+        tokens=tokens,
+        memory_gib=r(memory, 2),
+        max_model_len=mml,
+        max_concurrency=conc,
+        max_concurrency_source=conc_src,
+        shortfall_pct=shortfall,
+        overcommit_gib=over,
+        overcommit_from_sum_gib=over_sum,
+        max_running_requests=mrr,
+        max_running_requests_notes=mrr_notes,
+        memory=budget,
+        notes=notes,
     )

@@ -30,10 +30,12 @@ from logscope.analyses.base import NotApplicable, RunData
 FULL_PCT = 95.0
 MIN_WINDOWS = 3
 MAX_ADMITTED = 20  # request ids listed per episode (the count is given in full)
-METHOD = (f"An episode is {MIN_WINDOWS} or more consecutive periodic lines of one engine with KV usage of "
-          f"{FULL_PCT:g} % or more (vLLM stats lines' KV cache usage; SGLang Decode batch lines' token usage or "
-          "full token usage, lowest TP rank of each DP group). Waiting is the longest queue over the episode; "
-          "admitted requests are those added in the window before its first line (request logging only).")
+METHOD = (
+    f"An episode is {MIN_WINDOWS} or more consecutive periodic lines of one engine with KV usage of "
+    f"{FULL_PCT:g} % or more (vLLM stats lines' KV cache usage; SGLang Decode batch lines' token usage or "
+    "full token usage, lowest TP rank of each DP group). Waiting is the longest queue over the episode; "
+    "admitted requests are those added in the window before its first line (request logging only)."
+)
 
 
 class KvEpisode(BaseModel):
@@ -46,9 +48,12 @@ class KvEpisode(BaseModel):
     start_time: str | None = Field(None, description="the first window's printed time")
     end_time: str | None = Field(None, description="the last window's printed time")
     windows: int = Field(description="periodic lines in the episode")
-    max_waiting: int | None = Field(None, description="the longest waiting queue over the episode (null when the "
-                                                      "lines do not print it)")
-    until_end: bool = Field(description="the engine's periodic lines end inside the episode (the log ends full)")
+    max_waiting: int | None = Field(
+        None, description="the longest waiting queue over the episode (null when the lines do not print it)"
+    )
+    until_end: bool = Field(
+        description="the engine's periodic lines end inside the episode (the log ends full)"
+    )
     file: str
     engine: str = Field(description='the series: "engine 0", "DP1", "TP0"')
     start_t_s: float | None = None
@@ -58,11 +63,16 @@ class KvEpisode(BaseModel):
     running_start: int | None = None
     running_end: int | None = None
     running_max: int | None = None
-    outlasts_traffic: bool = Field(description="the running count fell to half its peak or less while the usage "
-                                               "stayed high and nothing waited")
-    admitted_before: list[str] | None = Field(None, description=f"ids of requests added in the window before the "
-                                                                f"episode (first {MAX_ADMITTED}); null without "
-                                                                "request lines")
+    outlasts_traffic: bool = Field(
+        description="the running count fell to half its peak or less while the usage "
+        "stayed high and nothing waited"
+    )
+    admitted_before: list[str] | None = Field(
+        None,
+        description=f"ids of requests added in the window before the "
+        f"episode (first {MAX_ADMITTED}); null without "
+        "request lines",
+    )
     admitted_before_count: int | None = None
 
 
@@ -72,7 +82,8 @@ def _tracks(data: RunData) -> pl.DataFrame:
     tp = data.frame("throughput")
     if tp.height:
         df = tp.filter(pl.col("gpu_kv_cache_pct").is_not_null()).with_columns(
-            pl.when(pl.col("engines_aggregated").is_not_null()).then(pl.lit("all engines"))
+            pl.when(pl.col("engines_aggregated").is_not_null())
+            .then(pl.lit("all engines"))
             .otherwise(pl.lit("engine ") + pl.coalesce("engine_index", "dp_rank", pl.lit(0)).cast(pl.Utf8))
             .alias("key"),
             pl.col("gpu_kv_cache_pct").alias("usage_pct"),
@@ -80,9 +91,12 @@ def _tracks(data: RunData) -> pl.DataFrame:
         return df.select(cols)
     dec = data.frame("decode_batch")
     if not dec.height:
-        return pl.DataFrame(schema={c: (pl.Utf8 if c in ("file", "time", "key") else pl.Float64) for c in cols})
+        return pl.DataFrame(
+            schema={c: (pl.Utf8 if c in ("file", "time", "key") else pl.Float64) for c in cols}
+        )
     dec = dec.filter(pl.col("token_usage").is_not_null()).with_columns(
-        pl.coalesce("dp_rank", pl.lit(0)).alias("group"))
+        pl.coalesce("dp_rank", pl.lit(0)).alias("group")
+    )
     low = pl.col("tp_rank").min().over("group")
     dec = dec.filter(pl.col("tp_rank").is_null() | low.is_null() | (pl.col("tp_rank") == low))
     many = dec["group"].n_unique() > 1
@@ -99,7 +113,9 @@ def _admitted(data: RunData, episodes: pl.DataFrame) -> dict[int, list[str]] | N
     if not req.height:
         return None
     phase = "added" if (req["phase"] == "added").any() else "received"
-    req = req.filter((pl.col("phase") == phase) & pl.col("request_id").is_not_null()).select("seq", "request_id")
+    req = req.filter((pl.col("phase") == phase) & pl.col("request_id").is_not_null()).select(
+        "seq", "request_id"
+    )
     out: dict[int, list[str]] = {}
     for first, prev in episodes.select("seq_first", "prev_seq").iter_rows():
         lo = -1 if prev is None else prev
@@ -119,19 +135,45 @@ def kv_saturation(data: RunData) -> list[KvEpisode] | NotApplicable:
 def _kv_saturation(data: RunData) -> list[KvEpisode] | NotApplicable:
     df = _tracks(data)
     if not df.height:
-        return NotApplicable(reason="no periodic line with a KV usage figure (vLLM stats line's KV cache usage, "
-                                    "SGLang Decode batch line's token usage)")
-    df = df.sort("seq").with_columns(
-        (pl.col("usage_pct") >= FULL_PCT).alias("full"),
-        pl.col("seq").shift(1).over("key").alias("prev_seq"),
-        (pl.col("seq") == pl.col("seq").max().over("key")).alias("last"),
-    ).with_columns(
-        (pl.col("full") != pl.col("full").shift(1).over("key")).fill_null(True).cum_sum().over("key").alias("run"))
-    firsts = {"seq": "seq_first", "prev_seq": "prev_seq", "file": "file", "line": "start_line", "time": "start_time",
-              "t_s": "start_t_s", "running": "running_start"}
-    lasts = {"line": "end_line", "time": "end_time", "t_s": "end_t_s", "running": "running_end", "waiting": "waiting_end"}
+        return NotApplicable(
+            reason="no periodic line with a KV usage figure (vLLM stats line's KV cache usage, "
+            "SGLang Decode batch line's token usage)"
+        )
+    df = (
+        df.sort("seq")
+        .with_columns(
+            (pl.col("usage_pct") >= FULL_PCT).alias("full"),
+            pl.col("seq").shift(1).over("key").alias("prev_seq"),
+            (pl.col("seq") == pl.col("seq").max().over("key")).alias("last"),
+        )
+        .with_columns(
+            (pl.col("full") != pl.col("full").shift(1).over("key"))
+            .fill_null(True)
+            .cum_sum()
+            .over("key")
+            .alias("run")
+        )
+    )
+    firsts = {
+        "seq": "seq_first",
+        "prev_seq": "prev_seq",
+        "file": "file",
+        "line": "start_line",
+        "time": "start_time",
+        "t_s": "start_t_s",
+        "running": "running_start",
+    }
+    lasts = {
+        "line": "end_line",
+        "time": "end_time",
+        "t_s": "end_t_s",
+        "running": "running_end",
+        "waiting": "waiting_end",
+    }
     runs = (
-        df.filter(pl.col("full")).group_by("key", "run", maintain_order=True).agg(
+        df.filter(pl.col("full"))
+        .group_by("key", "run", maintain_order=True)
+        .agg(
             pl.len().alias("windows"),
             *(pl.col(k).first().alias(v) for k, v in firsts.items()),
             *(pl.col(k).last().alias(v) for k, v in lasts.items()),
@@ -139,27 +181,46 @@ def _kv_saturation(data: RunData) -> list[KvEpisode] | NotApplicable:
             pl.col("usage_pct").max().alias("max_usage_pct"),
             pl.col("running").max().alias("running_max"),
             pl.col("last").any().alias("until_end"),
-        ).filter(pl.col("windows") >= MIN_WINDOWS).sort("seq_first")
+        )
+        .filter(pl.col("windows") >= MIN_WINDOWS)
+        .sort("seq_first")
     )
     admitted = _admitted(data, runs) if runs.height else None
     out: list[KvEpisode] = []
     for row in runs.iter_rows(named=True):
         t0, t1 = row["start_t_s"], row["end_t_s"]
         rmax, rend = row["running_max"], row["running_end"]
-        outlasts = (rmax is not None and rend is not None and rmax >= 2 and rend * 2 <= rmax
-                    and row["waiting_end"] == 0)
+        outlasts = (
+            rmax is not None
+            and rend is not None
+            and rmax >= 2
+            and rend * 2 <= rmax
+            and row["waiting_end"] == 0
+        )
         ids = None if admitted is None else admitted.get(row["seq_first"], [])
-        out.append(KvEpisode(
-            start_line=row["start_line"], end_line=row["end_line"], start_time=row["start_time"],
-            end_time=row["end_time"], windows=row["windows"],
-            max_waiting=None if row["max_waiting"] is None else int(row["max_waiting"]),
-            until_end=bool(row["until_end"]), file=row["file"], engine=row["key"], start_t_s=t0, end_t_s=t1,
-            duration_s=None if t0 is None or t1 is None else round(t1 - t0, 3),
-            max_usage_pct=round(float(row["max_usage_pct"]), 2),
-            running_start=_int(row["running_start"]), running_end=_int(rend), running_max=_int(rmax),
-            outlasts_traffic=bool(outlasts), admitted_before=None if ids is None else ids[:MAX_ADMITTED],
-            admitted_before_count=None if ids is None else len(ids),
-        ))
+        out.append(
+            KvEpisode(
+                start_line=row["start_line"],
+                end_line=row["end_line"],
+                start_time=row["start_time"],
+                end_time=row["end_time"],
+                windows=row["windows"],
+                max_waiting=None if row["max_waiting"] is None else int(row["max_waiting"]),
+                until_end=bool(row["until_end"]),
+                file=row["file"],
+                engine=row["key"],
+                start_t_s=t0,
+                end_t_s=t1,
+                duration_s=None if t0 is None or t1 is None else round(t1 - t0, 3),
+                max_usage_pct=round(float(row["max_usage_pct"]), 2),
+                running_start=_int(row["running_start"]),
+                running_end=_int(rend),
+                running_max=_int(rmax),
+                outlasts_traffic=bool(outlasts),
+                admitted_before=None if ids is None else ids[:MAX_ADMITTED],
+                admitted_before_count=None if ids is None else len(ids),
+            )
+        )
     return out
 
 

@@ -67,8 +67,11 @@ class Lifetime(BaseModel):
     spans: list[FileSpan] = Field(default_factory=list, description="the lines of each file")
     served_traffic: bool = Field(description="the engine reported requests or tokens (stats, batch lines)")
     ready: bool = Field(description="the server said it was ready")
-    started_by: str | None = Field(None, description="the start marker, e.g. 'banner', 'args'; null for the "
-                                                     "lines of a log that starts mid-run")
+    started_by: str | None = Field(
+        None,
+        description="the start marker, e.g. 'banner', 'args'; null for the "
+        "lines of a log that starts mid-run",
+    )
 
 
 class LifetimeChoice(BaseModel):
@@ -154,8 +157,11 @@ class Lifetimes:
         else:
             ready = [lt for lt in self.items if lt.ready]
             lt = ready[-1] if ready else self.items[-1]
-            why = (f"no lifetime served traffic; the last of the {n} that became ready" if ready else
-                   f"no lifetime served traffic or became ready; the last of the {n}")
+            why = (
+                f"no lifetime served traffic; the last of the {n} that became ready"
+                if ready
+                else f"no lifetime served traffic or became ready; the last of the {n}"
+            )
         return LifetimeChoice(index=lt.index, of=n, reason=why + " (choose another with --lifetime N)")
 
     def choice(self, index: int) -> LifetimeChoice:
@@ -207,7 +213,9 @@ def _cuts(events: Sequence[Event]) -> dict[str, list[tuple[int, str | None]]]:
     marker). Reads known kinds and the ``[shutdown]`` lines only, so that a sparse read (which skips
     other unparsed lines) cuts where a full read does."""
     out: dict[str, list[tuple[int, str | None]]] = {}
-    seen: dict[str, dict[str, tuple[str | None, float | None]]] = {}  # file -> family -> (process, t) of its first
+    seen: dict[
+        str, dict[str, tuple[str | None, float | None]]
+    ] = {}  # file -> family -> (process, t) of its first
     procs: dict[str, set[str]] = {}  # file -> processes seen in the current lifetime
     after: dict[str, bool] = {}  # file -> a [shutdown] line since the current lifetime's start
     for e in _in_line_order(events):
@@ -252,7 +260,13 @@ def _new_start(first: tuple[str | None, float | None], e: Event) -> bool:
     """Does a repeated marker start another lifetime? Not when another process printed it within
     ``SAME_START_S`` seconds of the first (several API servers of one start)."""
     proc, t = first
-    if proc is not None and e.process is not None and proc != e.process and t is not None and e.t_s is not None:
+    if (
+        proc is not None
+        and e.process is not None
+        and proc != e.process
+        and t is not None
+        and e.t_s is not None
+    ):
         return abs(e.t_s - t) > SAME_START_S
     return True
 
@@ -269,8 +283,10 @@ def _group(flat: list[_Segment]) -> tuple[list[list[_Segment]], list[_Segment]]:
     groups: list[list[_Segment]] = []
     key = _start_key(marked)
     for s in sorted(marked, key=key):
-        home = next((g for g in groups if s.t0 is not None and all(x.file != s.file for x in g)
-                     and _overlaps(g, s)), None)
+        home = next(
+            (g for g in groups if s.t0 is not None and all(x.file != s.file for x in g) and _overlaps(g, s)),
+            None,
+        )
         if home is None:
             groups.append([s])
         else:
@@ -310,8 +326,10 @@ def _start_key(marked: list[_Segment]) -> Any:
     for s in marked:
         by_file.setdefault(s.file, []).append(s)
     timed = all(s.t0 is not None for s in marked)
-    ordered = timed and all(all(a.t0 <= b.t0 for a, b in zip(ss, ss[1:], strict=False))  # type: ignore[operator]
-                            for ss in (sorted(v, key=lambda x: x.start_line) for v in by_file.values()))
+    ordered = timed and all(
+        all(a.t0 <= b.t0 for a, b in zip(ss, ss[1:], strict=False))  # type: ignore[operator]
+        for ss in (sorted(v, key=lambda x: x.start_line) for v in by_file.values())
+    )
     if ordered:
         return lambda s: (s.t0, s.file_index, s.start_line)
     return lambda s: (s.file_index, s.start_line)
@@ -319,7 +337,9 @@ def _start_key(marked: list[_Segment]) -> Any:
 
 def _lifetime(index: int, g: list[_Segment]) -> Lifetime:
     marked = [s for s in g if s.started_by is not None]
-    first = min(marked or g, key=lambda s: (s.t0 if s.t0 is not None else float("inf"), s.file_index, s.start_line))
+    first = min(
+        marked or g, key=lambda s: (s.t0 if s.t0 is not None else float("inf"), s.file_index, s.start_line)
+    )
     spans: dict[str, FileSpan] = {}
     for s in sorted(g, key=lambda s: (s.file_index, s.start_line)):
         if not s.events:
@@ -328,18 +348,29 @@ def _lifetime(index: int, g: list[_Segment]) -> Lifetime:
         if old is None:
             spans[s.file] = FileSpan(file=s.file, start_line=s.start_line, end_line=s.end_line)
         else:
-            spans[s.file] = FileSpan(file=s.file, start_line=min(old.start_line, s.start_line),
-                                     end_line=max(old.end_line, s.end_line))
+            spans[s.file] = FileSpan(
+                file=s.file,
+                start_line=min(old.start_line, s.start_line),
+                end_line=max(old.end_line, s.end_line),
+            )
     files = [first.file] + [f for f in spans if f != first.file]
-    main = spans.get(first.file) or FileSpan(file=first.file, start_line=first.start_line, end_line=first.end_line)
+    main = spans.get(first.file) or FileSpan(
+        file=first.file, start_line=first.start_line, end_line=first.end_line
+    )
     timed = [s for s in g if s.t0 is not None]
     t_first = min(timed, key=lambda s: s.t0) if timed else None  # type: ignore[arg-type,return-value]
     ended = [s for s in g if s.t1 is not None]
     t_last = max(ended, key=lambda s: s.t1) if ended else None  # type: ignore[arg-type,return-value]
     return Lifetime(
-        index=index, start_line=main.start_line, end_line=main.end_line,
-        start_time=t_first.time0 if t_first else None, end_time=t_last.time1 if t_last else None,
+        index=index,
+        start_line=main.start_line,
+        end_line=main.end_line,
+        start_time=t_first.time0 if t_first else None,
+        end_time=t_last.time1 if t_last else None,
         engine_version=next((s.version for s in sorted(g, key=lambda s: s.start_line) if s.version), None),
-        files=files, spans=list(spans.values()), served_traffic=any(s.served for s in g),
-        ready=any(s.ready for s in g), started_by=first.started_by,
+        files=files,
+        spans=list(spans.values()),
+        served_traffic=any(s.served for s in g),
+        ready=any(s.ready for s in g),
+        started_by=first.started_by,
     )

@@ -67,8 +67,12 @@ GAUGES = {
 }
 HISTOGRAMS = {
     "ttft_s": ("vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"),
-    "itl_s": ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds",
-              "sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds"),  # SGLang 0.3's name
+    "itl_s": (
+        "vllm:inter_token_latency_seconds",
+        "vllm:time_per_output_token_seconds",
+        "sglang:inter_token_latency_seconds",
+        "sglang:time_per_output_token_seconds",
+    ),  # SGLang 0.3's name
     "tpot_s": ("vllm:request_time_per_output_token_seconds",),
     "e2e_s": ("vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"),
     "queue_s": ("vllm:request_queue_time_seconds", "sglang:queue_time_seconds"),
@@ -77,8 +81,10 @@ _RATIO = ("kv_usage_pct",)
 # the families whose samples the analysis reads (parsers.prometheus.read_metrics(paths, ANALYSED)): the others are
 # listed by name and type
 ANALYSED = frozenset(n for table in (COUNTERS, GAUGES, HISTOGRAMS) for names in table.values() for n in names)
-INTERPOLATION = ("histogram quantiles as Prometheus' histogram_quantile: linear within the bucket holding the rank "
-                 "(lower bound 0 for the first bucket); a rank in the +Inf bucket gives the highest finite bound")
+INTERPOLATION = (
+    "histogram quantiles as Prometheus' histogram_quantile: linear within the bucket holding the rank "
+    "(lower bound 0 for the first bucket); a rank in the +Inf bucket gives the highest finite bound"
+)
 
 
 class CounterInterval(BaseModel):
@@ -98,7 +104,9 @@ class MetricCounter(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     family: str
-    total: float = Field(description="cumulative count since the server started (at the last scrape; resets added)")
+    total: float = Field(
+        description="cumulative count since the server started (at the last scrape; resets added)"
+    )
     increase: float | None = Field(description="increase over the scrape series (null with one scrape)")
     resets: int
     intervals: list[CounterInterval]
@@ -128,11 +136,19 @@ class LatencyQuantiles(BaseModel):
     p90: float | None
     p95: float | None
     p99: float | None
-    first_bucket_s: float | None = Field(None, description="upper bound of the lowest bucket, when it holds observations")
-    in_first_bucket: list[str] = Field(default_factory=list, description="quantiles that fall in the lowest bucket "
-                                       "(interpolated from 0 to its bound: only an upper bound)")
-    in_inf_bucket: list[str] = Field(default_factory=list, description="quantiles that fall in the +Inf bucket "
-                                     "(given as the highest finite bound: only a lower bound)")
+    first_bucket_s: float | None = Field(
+        None, description="upper bound of the lowest bucket, when it holds observations"
+    )
+    in_first_bucket: list[str] = Field(
+        default_factory=list,
+        description="quantiles that fall in the lowest bucket "
+        "(interpolated from 0 to its bound: only an upper bound)",
+    )
+    in_inf_bucket: list[str] = Field(
+        default_factory=list,
+        description="quantiles that fall in the +Inf bucket "
+        "(given as the highest finite bound: only a lower bound)",
+    )
 
 
 class IntervalQuantiles(LatencyQuantiles):
@@ -149,7 +165,9 @@ class MetricHistogram(BaseModel):
 
     family: str
     over_run: LatencyQuantiles
-    intervals: list[IntervalQuantiles] = Field(description="intervals between scrapes in which observations came")
+    intervals: list[IntervalQuantiles] = Field(
+        description="intervals between scrapes in which observations came"
+    )
 
 
 class MetricPreemptions(BaseModel):
@@ -170,21 +188,32 @@ class RateCheck(BaseModel):
     window_start: float = Field(description="unix seconds")
     window_end: float
     log_gen_tok_s: float
-    metrics_gen_tok_s: float = Field(description="the counter's difference between the scrapes nearest the window's "
-                                     "two ends (the middle of each printed second), over those scrapes' time difference")
+    metrics_gen_tok_s: float = Field(
+        description="the counter's difference between the scrapes nearest the window's "
+        "two ends (the middle of each printed second), over those scrapes' time difference"
+    )
     metrics_min_tok_s: float = Field(description="the least rate the scrapes allow (a counter only grows)")
     metrics_max_tok_s: float = Field(description="the most rate the scrapes allow")
     diff_pct: float | None = Field(description="(metrics - log) / log, percent; null when the log says 0")
     consistent: bool = Field(description="the log's rate lies within what the scrapes allow")
-    scrape_start: float | None = Field(None, description="unix seconds of the scrape nearest the window's start")
+    scrape_start: float | None = Field(
+        None, description="unix seconds of the scrape nearest the window's start"
+    )
     scrape_end: float | None = Field(None, description="unix seconds of the scrape nearest the window's end")
-    interpolated_gen_tok_s: float | None = Field(None, description="the counter read linearly between the scrapes "
-                                                 "around each window end")
-    mismatch_s: float | None = Field(None, description="seconds the scrapes' span and the log's window may not share: "
-                                     "each end's distance to its scrape plus the stamps' whole-second resolution")
-    allowed_pct: float | None = Field(None, description="the difference the mismatch allows, percent of the log's "
-                                      "tokens: each end's unshared seconds at the counter's fastest rate over the "
-                                      "scrape intervals they touch; null when the log says 0")
+    interpolated_gen_tok_s: float | None = Field(
+        None, description="the counter read linearly between the scrapes around each window end"
+    )
+    mismatch_s: float | None = Field(
+        None,
+        description="seconds the scrapes' span and the log's window may not share: "
+        "each end's distance to its scrape plus the stamps' whole-second resolution",
+    )
+    allowed_pct: float | None = Field(
+        None,
+        description="the difference the mismatch allows, percent of the log's "
+        "tokens: each end's unshared seconds at the counter's fastest rate over the "
+        "scrape intervals they touch; null when the log says 0",
+    )
 
 
 class MetricsCrossCheck(BaseModel):
@@ -195,17 +224,29 @@ class MetricsCrossCheck(BaseModel):
     method: str
     alignment: str
     zone_offset_s: int = Field(0, description="the log's stamps minus UTC, seconds (the alignment's zone)")
-    log_start_unix: float | None = Field(None, description="unix seconds of the log's t_s = 0 on the scrapes' "
-                                         "clock: a log event's time is log_start_unix + t_s")
+    log_start_unix: float | None = Field(
+        None,
+        description="unix seconds of the log's t_s = 0 on the scrapes' "
+        "clock: a log event's time is log_start_unix + t_s",
+    )
     checks: list[RateCheck]
     max_abs_diff_pct: float | None
     inconsistent: int = Field(description="windows whose log rate the scrapes cannot produce")
-    rated: int = Field(0, description="windows with a log rate above 0 (the ones a percent difference applies to)")
+    rated: int = Field(
+        0, description="windows with a log rate above 0 (the ones a percent difference applies to)"
+    )
     within_10_pct: int = Field(0, description="rated windows whose metrics rate is within 10 % of the log's")
-    beyond_allowed: int = Field(0, description="rated windows whose difference exceeds what the mismatch allows")
-    within_10_pct_interpolated: int = Field(0, description="rated windows within 10 % when the counter is read "
-                                            "linearly between the scrapes around each end's middle instead")
-    span_log_tokens: float = Field(description="sum over the checked windows of the log's rate × window length")
+    beyond_allowed: int = Field(
+        0, description="rated windows whose difference exceeds what the mismatch allows"
+    )
+    within_10_pct_interpolated: int = Field(
+        0,
+        description="rated windows within 10 % when the counter is read "
+        "linearly between the scrapes around each end's middle instead",
+    )
+    span_log_tokens: float = Field(
+        description="sum over the checked windows of the log's rate × window length"
+    )
     span_metrics_tokens: float = Field(description="the counter's increase over the same span")
     span_diff_pct: float | None
 
@@ -224,8 +265,11 @@ class MetricsSection(Result):
     histograms: dict[str, MetricHistogram]
     preemptions: MetricPreemptions | None
     cross_check: MetricsCrossCheck | None
-    finished_by_reason: dict[str, float] = Field(default_factory=dict, description="requests finished by "
-                                                 "finished_reason label at the last scrape (vLLM: stop, length, abort, error)")
+    finished_by_reason: dict[str, float] = Field(
+        default_factory=dict,
+        description="requests finished by "
+        "finished_reason label at the last scrape (vLLM: stop, length, abort, error)",
+    )
     other_families: list[str] = Field(description="families read but not analysed (name: type)")
     notes: list[str]
 
@@ -312,15 +356,26 @@ def _quantiles(buckets: dict[float, float], total: float, count: float) -> Laten
     bounds = sorted(buckets)
     # the lowest bucket's lower bound is taken as 0: a quantile in it, when it holds observations, is only "≤ bound"
     first = bounds[0] if bounds and bounds[0] != float("inf") and buckets[bounds[0]] > 0 else None
-    low = [f"p{round(q * 100)}" for q, v in zip(QUANTILES, qs, strict=True)
-           if v is not None and first is not None and v <= first]
+    low = [
+        f"p{round(q * 100)}"
+        for q, v in zip(QUANTILES, qs, strict=True)
+        if v is not None and first is not None and v <= first
+    ]
     finite = [k for k in bounds if k != float("inf")]
     top = buckets[finite[-1]] if finite else 0.0
     total_n = buckets.get(float("inf"), 0.0)
     high = [f"p{round(q * 100)}" for q in QUANTILES if total_n > 0 and q * total_n > top]
-    return LatencyQuantiles(count=int(round(count)), mean=(total / count) if count > 0 else None,
-                            p50=qs[0], p90=qs[1], p95=qs[2], p99=qs[3], first_bucket_s=first, in_first_bucket=low,
-                            in_inf_bucket=high)
+    return LatencyQuantiles(
+        count=int(round(count)),
+        mean=(total / count) if count > 0 else None,
+        p50=qs[0],
+        p90=qs[1],
+        p95=qs[2],
+        p99=qs[3],
+        first_bucket_s=first,
+        in_first_bucket=low,
+        in_inf_bucket=high,
+    )
 
 
 def _find(scrapes: Sequence[Scrape], names: tuple[str, ...], kind: str) -> str | None:
@@ -335,8 +390,11 @@ def metrics_section(inp: MetricsInput, events: Sequence[Event] = ()) -> MetricsS
     notes = list(inp.notes)
     scrapes = [s for s in inp.scrapes if s.time is not None] or inp.scrapes[:1]
     if not scrapes:
-        return NotApplicable(reason="no Prometheus scrape could be read from " + ", ".join(inp.files)
-                             + (f" ({notes[0]})" if notes else ""))
+        return NotApplicable(
+            reason="no Prometheus scrape could be read from "
+            + ", ".join(inp.files)
+            + (f" ({notes[0]})" if notes else "")
+        )
     used: set[str] = set()
     counters: dict[str, MetricCounter] = {}
     for role, names in COUNTERS.items():
@@ -350,14 +408,23 @@ def metrics_section(inp: MetricsInput, events: Sequence[Event] = ()) -> MetricsS
         if fam is None:
             continue
         used.add(fam)
-        series = [(s.time or 0.0, v) for s in scrapes if fam in s.families
-                  and (v := _value(s.families[fam], role in _RATIO)) is not None]
+        series = [
+            (s.time or 0.0, v)
+            for s in scrapes
+            if fam in s.families and (v := _value(s.families[fam], role in _RATIO)) is not None
+        ]
         if role == "kv_usage_pct":
             series = [(t, 100.0 * v) for t, v in series]  # both engines export a fraction 0..1
         if series:
             vals = [v for _t, v in series]
-            gauges[role] = MetricGauge(family=fam, min=min(vals), max=max(vals), mean=sum(vals) / len(vals),
-                                 last=vals[-1], series=series)
+            gauges[role] = MetricGauge(
+                family=fam,
+                min=min(vals),
+                max=max(vals),
+                mean=sum(vals) / len(vals),
+                last=vals[-1],
+                series=series,
+            )
     histograms: dict[str, MetricHistogram] = {}
     for role, names in HISTOGRAMS.items():
         fam = _find(scrapes, names, "histogram")
@@ -375,9 +442,15 @@ def metrics_section(inp: MetricsInput, events: Sequence[Event] = ()) -> MetricsS
     preemptions = None
     if pre is not None:
         last = scrapes[-1]
-        when = datetime.fromtimestamp(last.time, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if last.time else "untimed"
-        preemptions = MetricPreemptions(total=int(round(pre.total)),
-                                  source=f"{pre.family}_total in the metrics (last scrape {last.source}, {when})")
+        when = (
+            datetime.fromtimestamp(last.time, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            if last.time
+            else "untimed"
+        )
+        preemptions = MetricPreemptions(
+            total=int(round(pre.total)),
+            source=f"{pre.family}_total in the metrics (last scrape {last.source}, {when})",
+        )
     finished: dict[str, float] = {}
     done = counters.get("requests_finished")
     if done is not None and done.family in scrapes[-1].families:
@@ -387,15 +460,28 @@ def metrics_section(inp: MetricsInput, events: Sequence[Event] = ()) -> MetricsS
                 finished[reason] = finished.get(reason, 0.0) + smp.value
     cross = _cross_check(counters.get("generation_tokens"), scrapes, events, notes)
     times = [s.time for s in scrapes if s.time is not None]
-    method = (f"{len(scrapes)} scrape(s); counters summed over label sets (of SGLang's scheduler metrics, whose "
-              "tp/pp/ep ranks repeat one batch, the lowest rank's), rates per interval between scrapes, "
-              "a counter going down taken as a restart; gauges per scrape (KV usage as percent, the mean over "
-              f"engines); {INTERPOLATION}. Scrape times from {inp.time_source}.")
+    method = (
+        f"{len(scrapes)} scrape(s); counters summed over label sets (of SGLang's scheduler metrics, whose "
+        "tp/pp/ep ranks repeat one batch, the lowest rank's), rates per interval between scrapes, "
+        "a counter going down taken as a restart; gauges per scrape (KV usage as percent, the mean over "
+        f"engines); {INTERPOLATION}. Scrape times from {inp.time_source}."
+    )
     return MetricsSection(
-        method=method, files=inp.files, scrapes=len(scrapes), first_scrape=min(times) if times else None,
-        last_scrape=max(times) if times else None, time_source=inp.time_source, interpolation=INTERPOLATION,
-        counters=counters, gauges=gauges, histograms=histograms, preemptions=preemptions, cross_check=cross,
-        finished_by_reason=finished, other_families=[f"{n}: {t}" for n, t in sorted(others.items())], notes=notes,
+        method=method,
+        files=inp.files,
+        scrapes=len(scrapes),
+        first_scrape=min(times) if times else None,
+        last_scrape=max(times) if times else None,
+        time_source=inp.time_source,
+        interpolation=INTERPOLATION,
+        counters=counters,
+        gauges=gauges,
+        histograms=histograms,
+        preemptions=preemptions,
+        cross_check=cross,
+        finished_by_reason=finished,
+        other_families=[f"{n}: {t}" for n, t in sorted(others.items())],
+        notes=notes,
     )
 
 
@@ -415,8 +501,10 @@ def _counter(fam: str, scrapes: Sequence[Scrape], notes: list[str]) -> MetricCou
             if v < pv:
                 resets += 1
                 before_resets += pv
-                notes.append(f"{s.source}: {fam}_total went down from {pv:g} to {v:g}: taken as a restart "
-                             "(counted from 0 again)")
+                notes.append(
+                    f"{s.source}: {fam}_total went down from {pv:g} to {v:g}: taken as a restart "
+                    "(counted from 0 again)"
+                )
                 d = v
             else:
                 d = v - pv
@@ -425,8 +513,13 @@ def _counter(fam: str, scrapes: Sequence[Scrape], notes: list[str]) -> MetricCou
                 intervals.append(CounterInterval(start=pt, end=t, increase=d, rate_per_s=d / (t - pt)))
         prev = (t, v)
     last = prev[1] if prev else 0.0
-    return MetricCounter(family=fam, total=before_resets + last, increase=increase if len(intervals) else None,
-                   resets=resets, intervals=intervals)
+    return MetricCounter(
+        family=fam,
+        total=before_resets + last,
+        increase=increase if len(intervals) else None,
+        resets=resets,
+        intervals=intervals,
+    )
 
 
 def _histogram(fam: str, scrapes: Sequence[Scrape], notes: list[str]) -> MetricHistogram | None:
@@ -462,7 +555,9 @@ def _histogram(fam: str, scrapes: Sequence[Scrape], notes: list[str]) -> MetricH
         return None
     b, total, count = last
     run = {k: v + acc.get(k, 0.0) for k, v in b.items()}
-    return MetricHistogram(family=fam, over_run=_quantiles(run, total + acc_sum, count + acc_count), intervals=intervals)
+    return MetricHistogram(
+        family=fam, over_run=_quantiles(run, total + acc_sum, count + acc_count), intervals=intervals
+    )
 
 
 _STAMP = re.compile(r"(?:(\d{4})-)?(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?")
@@ -499,8 +594,11 @@ def _bounds(scrapes: Sequence[tuple[float, float]], t: float) -> tuple[float, fl
 
 def _peak_rate(scrapes: Sequence[tuple[float, float]], lo: float, hi: float) -> float:
     """The counter's fastest rate over the scrape intervals that overlap [lo, hi]."""
-    rates = [(v1 - v0) / (t1 - t0) for (t0, v0), (t1, v1) in zip(scrapes, scrapes[1:], strict=False)
-             if t1 > t0 and t1 >= lo and t0 <= hi]
+    rates = [
+        (v1 - v0) / (t1 - t0)
+        for (t0, v0), (t1, v1) in zip(scrapes, scrapes[1:], strict=False)
+        if t1 > t0 and t1 >= lo and t0 <= hi
+    ]
     return max(rates, default=0.0)
 
 
@@ -509,8 +607,9 @@ def _nearest(scrapes: Sequence[tuple[float, float]], t: float) -> tuple[float, f
     return min(scrapes, key=lambda sv: abs(sv[0] - t))
 
 
-def _cross_check(gen: MetricCounter | None, scrapes: Sequence[Scrape], events: Sequence[Event],
-                 notes: list[str]) -> MetricsCrossCheck | None:
+def _cross_check(
+    gen: MetricCounter | None, scrapes: Sequence[Scrape], events: Sequence[Event], notes: list[str]
+) -> MetricsCrossCheck | None:
     stats = [e for e in events if e.kind == "throughput" and e.time]
     if gen is None or not stats or len(scrapes) < 2:
         return None
@@ -534,14 +633,18 @@ def _cross_check(gen: MetricCounter | None, scrapes: Sequence[Scrape], events: S
         if score > best:
             best, offset = score, off
     if best[0] <= 0:
-        notes.append("cross-check skipped: no scrape falls within the log's span at any time-zone offset "
-                     "(are the log and the metrics of one run?)")
+        notes.append(
+            "cross-check skipped: no scrape falls within the log's span at any time-zone offset "
+            "(are the log and the metrics of one run?)"
+        )
         return None
     sign = "+" if offset >= 0 else "-"
     zone = f"UTC{sign}{abs(offset) // 3600:02d}:{abs(offset) % 3600 // 60:02d}"
-    alignment = (f"the log's stamps (no year, no time zone) read in {year} (the scrapes' year) at {zone}: the zone offset "
-                 f"that puts the most scrapes ({best[0]} of {len(stimes)}) within the log's first-to-last stamp span, "
-                 "UTC preferred on a tie; stamps are whole seconds")
+    alignment = (
+        f"the log's stamps (no year, no time zone) read in {year} (the scrapes' year) at {zone}: the zone offset "
+        f"that puts the most scrapes ({best[0]} of {len(stimes)}) within the log's first-to-last stamp span, "
+        "UTC preferred on a tie; stamps are whole seconds"
+    )
     series: list[tuple[float, float]] = []
     total = 0.0
     prev_v: float | None = None
@@ -579,16 +682,29 @@ def _cross_check(gen: MetricCounter | None, scrapes: Sequence[Scrape], events: S
         mismatch = abs(na[0] - (start + 0.5)) + abs(nb[0] - (end + 0.5)) + 1.0
         # the tokens those unshared seconds can hold: each end's share at the counter's fastest rate over the
         # scrape intervals it touches
-        spare = sum((abs(sx - x - 0.5) + 0.5) * _peak_rate(series, min(sx, x), max(sx, x + 1.0))
-                    for sx, x in ((na[0], start), (nb[0], end)))
+        spare = sum(
+            (abs(sx - x - 0.5) + 0.5) * _peak_rate(series, min(sx, x), max(sx, x + 1.0))
+            for sx, x in ((na[0], start), (nb[0], end))
+        )
         # the log prints one decimal: a tenth of a token/s of slack
-        checks.append(RateCheck(log_line=f"{e.file}:{e.line}", window_start=start, window_end=end,
-                                log_gen_tok_s=log_rate, metrics_gen_tok_s=round(rate, 2),
-                                metrics_min_tok_s=round(lo, 2), metrics_max_tok_s=round(hi, 2),
-                                diff_pct=None if diff is None else round(diff, 2),
-                                consistent=lo - 0.05 <= log_rate <= hi + 0.05, scrape_start=na[0], scrape_end=nb[0],
-                                interpolated_gen_tok_s=round((b - a) / w, 2), mismatch_s=round(mismatch, 3),
-                                allowed_pct=round(100.0 * spare / (log_rate * w), 2) if log_rate > 0 else None))
+        checks.append(
+            RateCheck(
+                log_line=f"{e.file}:{e.line}",
+                window_start=start,
+                window_end=end,
+                log_gen_tok_s=log_rate,
+                metrics_gen_tok_s=round(rate, 2),
+                metrics_min_tok_s=round(lo, 2),
+                metrics_max_tok_s=round(hi, 2),
+                diff_pct=None if diff is None else round(diff, 2),
+                consistent=lo - 0.05 <= log_rate <= hi + 0.05,
+                scrape_start=na[0],
+                scrape_end=nb[0],
+                interpolated_gen_tok_s=round((b - a) / w, 2),
+                mismatch_s=round(mismatch, 3),
+                allowed_pct=round(100.0 * spare / (log_rate * w), 2) if log_rate > 0 else None,
+            )
+        )
     if not checks:
         return None
     diffs = [abs(c.diff_pct) for c in checks if c.diff_pct is not None]
@@ -597,30 +713,39 @@ def _cross_check(gen: MetricCounter | None, scrapes: Sequence[Scrape], events: S
     span_metrics = (b0 or 0.0) - (a0 or 0.0)
     span_diff = 100.0 * (span_metrics - log_tokens) / log_tokens if log_tokens > 0 else None
     rated = [c for c in checks if c.diff_pct is not None]
-    method = ("each stats line's `Avg generation throughput` against the generation-token counter over the same window "
-              "(from the previous stats line of the same engine, the first one over the "
-              f"{LOG_INTERVAL_S:g} s log interval before it): the counter's difference between the scrapes nearest "
-              "the window's two ends (the middle of each printed second) over those scrapes' time difference. The "
-              "scrapes' span and the log's window differ by each end's distance to its scrape plus the stamps' "
-              "whole-second resolution (mismatch_s); the difference that mismatch allows (allowed_pct) is those "
-              "seconds at the counter's fastest rate over the scrape intervals they touch, as a share of the log's "
-              "tokens in the window. A window is inconsistent when the log's "
-              "rate lies outside the least and most rate the scrapes allow (the counter at a time lies between the "
-              "scrapes before and after it, each end anywhere in its printed second). Windows not inside the scrape "
-              "series, or shorter than the scrapes' spacing, are left out. The span check sets the tokens of all "
-              "checked windows against the counter's increase over their whole span")
+    method = (
+        "each stats line's `Avg generation throughput` against the generation-token counter over the same window "
+        "(from the previous stats line of the same engine, the first one over the "
+        f"{LOG_INTERVAL_S:g} s log interval before it): the counter's difference between the scrapes nearest "
+        "the window's two ends (the middle of each printed second) over those scrapes' time difference. The "
+        "scrapes' span and the log's window differ by each end's distance to its scrape plus the stamps' "
+        "whole-second resolution (mismatch_s); the difference that mismatch allows (allowed_pct) is those "
+        "seconds at the counter's fastest rate over the scrape intervals they touch, as a share of the log's "
+        "tokens in the window. A window is inconsistent when the log's "
+        "rate lies outside the least and most rate the scrapes allow (the counter at a time lies between the "
+        "scrapes before and after it, each end anywhere in its printed second). Windows not inside the scrape "
+        "series, or shorter than the scrapes' spacing, are left out. The span check sets the tokens of all "
+        "checked windows against the counter's increase over their whole span"
+    )
     t0 = next((t - offset - float(e.t_s) for e, t in timed if e.t_s is not None), None)
-    return MetricsCrossCheck(method=method, alignment=alignment, zone_offset_s=offset, log_start_unix=t0, checks=checks,
-                      max_abs_diff_pct=max(diffs) if diffs else None,
-                      inconsistent=sum(not c.consistent for c in checks), rated=len(rated),
-                      within_10_pct=sum(abs(c.diff_pct or 0.0) <= 10.0 for c in rated),
-                      beyond_allowed=sum(abs(c.diff_pct or 0.0) > (c.allowed_pct or 0.0) for c in rated),
-                      within_10_pct_interpolated=sum(
-                          abs((c.interpolated_gen_tok_s or 0.0) - c.log_gen_tok_s) <= 0.1 * c.log_gen_tok_s
-                          for c in rated),
-                      span_log_tokens=round(log_tokens, 1),
-                      span_metrics_tokens=round(span_metrics, 1),
-                      span_diff_pct=None if span_diff is None else round(span_diff, 2))
+    return MetricsCrossCheck(
+        method=method,
+        alignment=alignment,
+        zone_offset_s=offset,
+        log_start_unix=t0,
+        checks=checks,
+        max_abs_diff_pct=max(diffs) if diffs else None,
+        inconsistent=sum(not c.consistent for c in checks),
+        rated=len(rated),
+        within_10_pct=sum(abs(c.diff_pct or 0.0) <= 10.0 for c in rated),
+        beyond_allowed=sum(abs(c.diff_pct or 0.0) > (c.allowed_pct or 0.0) for c in rated),
+        within_10_pct_interpolated=sum(
+            abs((c.interpolated_gen_tok_s or 0.0) - c.log_gen_tok_s) <= 0.1 * c.log_gen_tok_s for c in rated
+        ),
+        span_log_tokens=round(log_tokens, 1),
+        span_metrics_tokens=round(span_metrics, 1),
+        span_diff_pct=None if span_diff is None else round(span_diff, 2),
+    )
 
 
 def fill_gaps(report: Any, section: MetricsSection) -> None:
@@ -633,15 +758,27 @@ def fill_gaps(report: Any, section: MetricsSection) -> None:
     if dist is None or pre is None:
         return
     if dist.preemptions is None:
-        report.disturbances = dist.model_copy(update={
-            "preemptions": pre.total, "preemptions_not_applicable": None,
-            "preemptions_source": f"metrics: {pre.source}, since the log cannot count them",
-            "method": dist.method + f" Preemptions filled from the server's counter (--metrics): {pre.total}."})
+        report.disturbances = dist.model_copy(
+            update={
+                "preemptions": pre.total,
+                "preemptions_not_applicable": None,
+                "preemptions_source": f"metrics: {pre.source}, since the log cannot count them",
+                "method": dist.method
+                + f" Preemptions filled from the server's counter (--metrics): {pre.total}.",
+            }
+        )
         report.not_applicable.pop("disturbances.preemptions", None)
     else:
-        same = "the same" if dist.preemptions == pre.total else f"{pre.total} (a difference of {pre.total - dist.preemptions:+d})"
-        report.disturbances = dist.model_copy(update={
-            "preemptions_source": f"{dist.preemptions_source}; the metrics count {same}: {pre.source}"})
+        same = (
+            "the same"
+            if dist.preemptions == pre.total
+            else f"{pre.total} (a difference of {pre.total - dist.preemptions:+d})"
+        )
+        report.disturbances = dist.model_copy(
+            update={
+                "preemptions_source": f"{dist.preemptions_source}; the metrics count {same}: {pre.source}"
+            }
+        )
 
 
 def summary(section: MetricsSection | None) -> dict[str, Any] | None:
@@ -676,7 +813,11 @@ def summary(section: MetricsSection | None) -> dict[str, Any] | None:
         out["error_rate_pct"] = out["abort_rate_pct"] = 100.0 * aborted.total / done.total
     else:
         out["error_rate_pct"] = out["abort_rate_pct"] = None
-    for role, key in (("running", "running_max"), ("waiting", "waiting_max"), ("kv_usage_pct", "kv_usage_max_pct")):
+    for role, key in (
+        ("running", "running_max"),
+        ("waiting", "waiting_max"),
+        ("kv_usage_pct", "kv_usage_max_pct"),
+    ):
         g = section.gauges.get(role)
         out[key] = g.max if g is not None else None
     return out

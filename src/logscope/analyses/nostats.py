@@ -32,8 +32,10 @@ from logscope.events import Event
 # uvicorn's access line (plain, vLLM's text format, or a JSON record's message): method, path, status
 ACCESS = re.compile(r'"(GET|POST|PUT|DELETE|PATCH) (/\S*) HTTP/[\d.]+" (\d{3})')
 # endpoints that are not inference work (probes, metadata, tokenizer calls)
-_NOT_WORK = re.compile(r"^/(?:health|metrics|ping|v1/models|models|version|tokenize|detokenize|get_model_info"
-                       r"|model_info|server_info|get_server_info|favicon\.ico|load|$)")
+_NOT_WORK = re.compile(
+    r"^/(?:health|metrics|ping|v1/models|models|version|tokenize|detokenize|get_model_info"
+    r"|model_info|server_info|get_server_info|favicon\.ico|load|$)"
+)
 NOT_WORK = _NOT_WORK  # shared with analyses.requests (inference access lines)
 REQUEST = re.compile(r"\b(?:Received request|Added request) \S")
 API_SERVERS_OFF = re.compile(r"api_server_count more than 1; disabling stats logging")
@@ -65,8 +67,10 @@ class MissingStats:
 
     def sentence(self) -> str:
         """The not-applicable reason's addition: what was served, that no stats line exists, why."""
-        return (f"the server answered {self.traffic} {self.traffic_what} (first at line {self.first_traffic.line}) "
-                f"but printed no statistics line: {self.cause}")
+        return (
+            f"the server answered {self.traffic} {self.traffic_what} (first at line {self.first_traffic.line}) "
+            f"but printed no statistics line: {self.cause}"
+        )
 
 
 def _args(data: RunData, lo: int, hi: int) -> list[tuple[Event, dict[str, object]]]:
@@ -80,37 +84,56 @@ def _args(data: RunData, lo: int, hi: int) -> list[tuple[Event, dict[str, object
     return out
 
 
-def _cause(cfgs: list[tuple[Event, dict[str, object]]], text: list[Event],
-           engine: str | None) -> tuple[str, Event | None, str]:
+def _cause(
+    cfgs: list[tuple[Event, dict[str, object]]], text: list[Event], engine: str | None
+) -> tuple[str, Event | None, str]:
     for e, args in cfgs:
         if args.get("disable_log_stats") is True:
-            return (f"the server ran with `--disable-log-stats` (`'disable_log_stats': True`, line {e.line})", e,
-                    "Drop `--disable-log-stats` (the stats line costs one log line per 10 s).")
+            return (
+                f"the server ran with `--disable-log-stats` (`'disable_log_stats': True`, line {e.line})",
+                e,
+                "Drop `--disable-log-stats` (the stats line costs one log line per 10 s).",
+            )
     for e in text:
         if API_SERVERS_OFF.search(e.raw or ""):
-            return (f"vLLM turned its stats logger off because more than one API server ran (line {e.line})", e,
-                    "Run with `--api-server-count 1` when you need the stats line, or read the engine's "
-                    "`/metrics` endpoint, which still counts with several API servers.")
+            return (
+                f"vLLM turned its stats logger off because more than one API server ran (line {e.line})",
+                e,
+                "Run with `--api-server-count 1` when you need the stats line, or read the engine's "
+                "`/metrics` endpoint, which still counts with several API servers.",
+            )
     for e, args in cfgs:
         n = args.get("api_server_count")
         if isinstance(n, int) and n > 1:
-            return (f"the server ran with `--api-server-count {n}` (line {e.line}), which turns vLLM's stats "
-                    "logger off", e,
-                    "Run with `--api-server-count 1` when you need the stats line, or read `/metrics`.")
+            return (
+                f"the server ran with `--api-server-count {n}` (line {e.line}), which turns vLLM's stats "
+                "logger off",
+                e,
+                "Run with `--api-server-count 1` when you need the stats line, or read `/metrics`.",
+            )
     for e, args in cfgs:
         level = args.get("log_level") or args.get("uvicorn_log_level")
         if isinstance(level, str) and level.lower() in ("warning", "warn", "error", "critical"):
-            return (f"the log level was `{level}` (line {e.line}), above the INFO level of the stats lines", e,
-                    "Run with `--log-level info`.")
+            return (
+                f"the log level was `{level}` (line {e.line}), above the INFO level of the stats lines",
+                e,
+                "Run with `--log-level info`.",
+            )
     if engine == "sglang":
-        return ("the args name no cause; a logging configuration or a log level above INFO drops SGLang's "
-                "`Decode batch` lines, or the file holds only the HTTP server's output", None,
-                "Check the logging configuration and `--log-level`; collect the scheduler's output too.")
-    return ("the args name no cause (no `disable_log_stats`, one API server); likely a logging configuration "
-            "(`VLLM_LOGGING_CONFIG_PATH`) that drops the stats logger's INFO records, or an engine idle in "
-            "every stats interval (vLLM logs idle intervals at DEBUG since Nov 2024)", None,
-            "Check `VLLM_LOGGING_CONFIG_PATH` / `VLLM_LOGGING_LEVEL` and that the `vllm.v1.metrics.loggers` "
-            "logger keeps INFO records.")
+        return (
+            "the args name no cause; a logging configuration or a log level above INFO drops SGLang's "
+            "`Decode batch` lines, or the file holds only the HTTP server's output",
+            None,
+            "Check the logging configuration and `--log-level`; collect the scheduler's output too.",
+        )
+    return (
+        "the args name no cause (no `disable_log_stats`, one API server); likely a logging configuration "
+        "(`VLLM_LOGGING_CONFIG_PATH`) that drops the stats logger's INFO records, or an engine idle in "
+        "every stats interval (vLLM logs idle intervals at DEBUG since Nov 2024)",
+        None,
+        "Check `VLLM_LOGGING_CONFIG_PATH` / `VLLM_LOGGING_LEVEL` and that the `vllm.v1.metrics.loggers` "
+        "logger keeps INFO records.",
+    )
 
 
 def missing_stats(data: RunData) -> list[MissingStats]:
@@ -156,31 +179,50 @@ def _missing(data: RunData) -> list[MissingStats]:
         if not access and not requests or _stats_not_understood(data, text_seqs, lo, hi):
             continue
         args_from = ([0] + readies)[readies.index(lo)] if lo in readies else 0
-        warnings = [data.events[i] for i in text_seqs
-                    if args_from <= i < hi and "disabling stats" in (data.events[i].raw or "")]
+        warnings = [
+            data.events[i]
+            for i in text_seqs
+            if args_from <= i < hi and "disabling stats" in (data.events[i].raw or "")
+        ]
         what = "access lines of inference requests" if access else "request lines"
-        cause, cause_line, fix = _cause(_args(data, args_from, lo if lo in readies else hi), warnings, data.engine)
+        cause, cause_line, fix = _cause(
+            _args(data, args_from, lo if lo in readies else hi), warnings, data.engine
+        )
         served = access or requests
         if cause_line is None and _served_at_least(data, served[0], served[-1]) < MIN_SERVED_S:
             continue  # no cause in the log and no proof the traffic outlasted a stats interval
         first = data.events[served[0]]
         ev = [x for x in (cause_line, first) if x is not None]
-        out.append(MissingStats(first_line=data.events[lo].line, traffic=len(served), traffic_what=what,
-                                first_traffic=first, cause=cause, cause_line=cause_line, fix=fix, evidence=ev))
+        out.append(
+            MissingStats(
+                first_line=data.events[lo].line,
+                traffic=len(served),
+                traffic_what=what,
+                first_traffic=first,
+                cause=cause,
+                cause_line=cause_line,
+                fix=fix,
+                evidence=ev,
+            )
+        )
     return out
 
 
 def _stats_not_understood(data: RunData, seqs: list[int], lo: int, hi: int) -> bool:
-    return any(lo <= i < hi and any(m in (data.events[i].raw or "") for m in _STATS_MARKERS)
-               for i in seqs if data.events[i].kind == "unparsed")
+    return any(
+        lo <= i < hi and any(m in (data.events[i].raw or "") for m in _STATS_MARKERS)
+        for i in seqs
+        if data.events[i].kind == "unparsed"
+    )
 
 
 def _served_at_least(data: RunData, first: int, last: int) -> float:
     """A lower bound of the seconds between the first and the last traffic line: access lines often
     carry no time, so the first is placed at the next timed line and the last at the previous one."""
     t_last = data.time_at(last)
-    t_first = next((data.events[i].t_s for i in range(first, len(data.events)) if data.events[i].t_s is not None),
-                   None)
+    t_first = next(
+        (data.events[i].t_s for i in range(first, len(data.events)) if data.events[i].t_s is not None), None
+    )
     if t_first is None or t_last is None:
         return 0.0
     return t_last - t_first

@@ -33,10 +33,14 @@ class PreemptedRequest(BaseModel):
 
     request_id: str
     line: int = Field(description="the preemption line")
-    window_line: int | None = Field(None, description="the stats line of the window the preemption fell in (the next "
-                                                      "one in the same file); null when the log ends first")
-    generated_tokens: int | None = Field(None, description="tokens the request had generated; null: the log does "
-                                                           "not print them")
+    window_line: int | None = Field(
+        None,
+        description="the stats line of the window the preemption fell in (the next "
+        "one in the same file); null when the log ends first",
+    )
+    generated_tokens: int | None = Field(
+        None, description="tokens the request had generated; null: the log does not print them"
+    )
     file: str
     mode: str | None = Field(None, description="RECOMPUTE or SWAP, as printed")
     cumulative: int | None = Field(None, description="the total number of preemptions so far, as printed")
@@ -48,27 +52,50 @@ def preempted_requests(data: RunData) -> list[PreemptedRequest] | NotApplicable:
     tp = data.frame("throughput")
     if pre.height:
         stats = tp.select("seq", "file", "line").sort("seq")
-        joined = pre.sort("seq").join_asof(stats.rename({"seq": "wseq", "line": "window_line"}), left_on="seq",
-                                           right_on="wseq", by="file", strategy="forward",
-                                           check_sortedness=False)  # both sorted by seq above
-        return [PreemptedRequest(request_id=row["request_id"], line=row["line"], window_line=row["window_line"],
-                                 file=row["file"], mode=row["mode"], cumulative=row["count"])
-                for row in joined.iter_rows(named=True)]
-    if (data.engine == "sglang" or data.frame("decode_batch").height or data.frame("prefill_batch").height
-            or data.frame("retract").height):
-        return NotApplicable(reason="SGLang names no preempted request: its retraction line counts them "
-                                    "(#retracted_reqs) without their ids")
+        joined = pre.sort("seq").join_asof(
+            stats.rename({"seq": "wseq", "line": "window_line"}),
+            left_on="seq",
+            right_on="wseq",
+            by="file",
+            strategy="forward",
+            check_sortedness=False,
+        )  # both sorted by seq above
+        return [
+            PreemptedRequest(
+                request_id=row["request_id"],
+                line=row["line"],
+                window_line=row["window_line"],
+                file=row["file"],
+                mode=row["mode"],
+                cumulative=row["count"],
+            )
+            for row in joined.iter_rows(named=True)
+        ]
+    if (
+        data.engine == "sglang"
+        or data.frame("decode_batch").height
+        or data.frame("prefill_batch").height
+        or data.frame("retract").height
+    ):
+        return NotApplicable(
+            reason="SGLang names no preempted request: its retraction line counts them "
+            "(#retracted_reqs) without their ids"
+        )
     if not tp.height:
         return NotApplicable(reason="no vLLM stats line or preemption line to tell preemptions from")
     v0 = tp["swapped"].is_not_null().any()  # the V0 stats line prints Swapped / Pending
     if not v0:
-        return NotApplicable(reason="vLLM V1 prints no per-request preemption line (only the stats line's "
-                                    "'Preemptions: N' since 2025-11-14 and the vllm:num_preemptions counter): "
-                                    "the preempted requests cannot be named from the log")
+        return NotApplicable(
+            reason="vLLM V1 prints no per-request preemption line (only the stats line's "
+            "'Preemptions: N' since 2025-11-14 and the vllm:num_preemptions counter): "
+            "the preempted requests cannot be named from the log"
+        )
     version = version_tuple(data.engine_version)
     if version is None or version < V0_LINE_SINCE:
-        return NotApplicable(reason="no preemption line, and the log does not show a vLLM version that prints one "
-                                    "(V0 from 0.4.3 logs 'Sequence group ... is preempted'): unknown, not none")
+        return NotApplicable(
+            reason="no preemption line, and the log does not show a vLLM version that prints one "
+            "(V0 from 0.4.3 logs 'Sequence group ... is preempted'): unknown, not none"
+        )
     return []
 
 

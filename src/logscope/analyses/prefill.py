@@ -58,7 +58,9 @@ class ChunkSeries(BaseModel):
     new_tokens: int = Field(description="tokens prefilled over the chunks (the prompt, less cached tokens)")
     tok_s: list[float]
     decay_pct: float = Field(description="last chunk's rate vs the first's, in percent (negative: slower)")
-    excluded_chunks: list[int] = Field(default_factory=list, description="1-based chunks whose rate spans an idle pause")
+    excluded_chunks: list[int] = Field(
+        default_factory=list, description="1-based chunks whose rate spans an idle pause"
+    )
 
 
 class StarvedWindow(BaseModel):
@@ -83,7 +85,9 @@ class DecodeStarvation(Result):
     prefill_windows: int = Field(description="windows with running requests and a prefill in progress")
     windows: list[StarvedWindow] = Field(default_factory=list)
     long_prefill_token_threshold: int | None = None
-    boundary_lines: list[int] = Field(default_factory=list, description="windows in which the last prefill ended")
+    boundary_lines: list[int] = Field(
+        default_factory=list, description="windows in which the last prefill ended"
+    )
 
 
 class Prefill(Result):
@@ -99,9 +103,12 @@ class Prefill(Result):
     chunk_decay_median_pct: float | None = None
     decode_starvation: DecodeStarvation | None = None
     decode_starvation_not_applicable: str | None = None
-    measure: str = Field("prefill_speed", description='"prefill_speed" (SGLang: each prefill batch\'s own rate) or '
-                                                      '"offered_prompt_load" (vLLM: prompt tokens per second averaged '
-                                                      'over each stats window, idle time included)')
+    measure: str = Field(
+        "prefill_speed",
+        description='"prefill_speed" (SGLang: each prefill batch\'s own rate) or '
+        '"offered_prompt_load" (vLLM: prompt tokens per second averaged '
+        "over each stats window, idle time included)",
+    )
     # the rates behind mean/median/min/max, in time order (not in the report: ``compare``'s verdicts use them)
     _values: list[float] = PrivateAttr(default_factory=list)
 
@@ -111,8 +118,13 @@ class Prefill(Result):
 
 
 def _stats(vals: list[float]) -> RateStats:
-    return RateStats(samples=len(vals), mean_tok_s=round(mean(vals), 2), median_tok_s=round(median(vals), 2),
-                     min_tok_s=min(vals), max_tok_s=max(vals))
+    return RateStats(
+        samples=len(vals),
+        mean_tok_s=round(mean(vals), 2),
+        median_tok_s=round(median(vals), 2),
+        min_tok_s=min(vals),
+        max_tok_s=max(vals),
+    )
 
 
 def _version(text: str | None) -> tuple[int, ...] | None:
@@ -128,34 +140,52 @@ def _vllm_prefill(data: RunData) -> Prefill | NotApplicable:
         return NotApplicable(reason="no vLLM stats lines")
     ss = s.samples
     if all(x.prompt_tok_s is None for x in ss):
-        return NotApplicable(reason="the stats lines print no prompt throughput (the early V1 `Throughput:` form)")
+        return NotApplicable(
+            reason="the stats lines print no prompt throughput (the early V1 `Throughput:` form)"
+        )
     pre = [i for i, x in enumerate(ss) if x.prompt_tok_s]
     if not pre:
         return NotApplicable(reason=f"{len(ss)} stats lines, none with prompt throughput above 0")
     iv = s.interval or 10.0
     tokens = sum(ss[i].prompt_tok_s or 0.0 for i in pre) * iv
     if tokens < MIN_PROMPT_TOKENS:
-        return NotApplicable(reason=f"{len(pre)} stats window(s) with prompt throughput, about {tokens:.0f} prompt "
-                                    f"tokens in all (fewer than {MIN_PROMPT_TOKENS}): too few for a rate")
+        return NotApplicable(
+            reason=f"{len(pre)} stats window(s) with prompt throughput, about {tokens:.0f} prompt "
+            f"tokens in all (fewer than {MIN_PROMPT_TOKENS}): too few for a rate"
+        )
     sustained = [
-        i for i in pre
-        if 0 < i < len(ss) - 1 and ss[i - 1].prompt_tok_s and ss[i + 1].prompt_tok_s
-        and not is_gap(ss[i].t_s - ss[i - 1].t_s, iv) and not is_gap(ss[i + 1].t_s - ss[i].t_s, iv)
+        i
+        for i in pre
+        if 0 < i < len(ss) - 1
+        and ss[i - 1].prompt_tok_s
+        and ss[i + 1].prompt_tok_s
+        and not is_gap(ss[i].t_s - ss[i - 1].t_s, iv)
+        and not is_gap(ss[i + 1].t_s - ss[i].t_s, iv)
     ]
     vals = [ss[i].prompt_tok_s or 0.0 for i in pre]
     st = _stats(vals)
-    method = (f"Offered prompt load, not a prefill speed: prompt throughput of the {len(pre)} {s.label} stats "
-              f"windows (~{iv:g} s each) with prompt throughput > 0: mean, median, min and max. Each is vLLM's "
-              f"average over its whole window (prompt tokens admitted / window length, idle and decode time "
-              f"included), so it measures the prompt tokens offered per second, and a prefill can run far faster")
+    method = (
+        f"Offered prompt load, not a prefill speed: prompt throughput of the {len(pre)} {s.label} stats "
+        f"windows (~{iv:g} s each) with prompt throughput > 0: mean, median, min and max. Each is vLLM's "
+        f"average over its whole window (prompt tokens admitted / window length, idle and decode time "
+        f"included), so it measures the prompt tokens offered per second, and a prefill can run far faster"
+    )
     sus = None
     if sustained:
         sus = _stats([ss[i].prompt_tok_s or 0.0 for i in sustained])
-        method += (f"; `sustained` keeps the {len(sustained)} window(s) whose neighbours were also prefilling "
-                   f"(inside a burst)")
+        method += (
+            f"; `sustained` keeps the {len(sustained)} window(s) whose neighbours were also prefilling "
+            f"(inside a burst)"
+        )
     method += ". vLLM prints no per-chunk lines, so there is no chunk series."
-    res = Prefill(method=method, source=f"vLLM stats lines ({s.label})", sustained=sus, measure="offered_prompt_load",
-                  chunk_size=data.settings.int("chunk_size"), **st.model_dump())
+    res = Prefill(
+        method=method,
+        source=f"vLLM stats lines ({s.label})",
+        sustained=sus,
+        measure="offered_prompt_load",
+        chunk_size=data.settings.int("chunk_size"),
+        **st.model_dump(),
+    )
     res._values = vals
     return res
 
@@ -213,12 +243,19 @@ def _close(rows: list[dict[str, Any]], cur: list[int]) -> list[ChunkSeries]:
     if len(keep) < 2:
         return []
     tok = [float(rows[i]["rate"]) for i in keep]
-    return [ChunkSeries(
-        request=0, file=rows[cur[0]]["file"], start_line=rows[cur[0]]["line"], end_line=rows[cur[-1]]["line"],
-        chunks=len(cur), new_tokens=sum(rows[i]["new_token"] for i in cur), tok_s=tok,
-        decay_pct=round((tok[-1] / tok[0] - 1) * 100, 1),
-        excluded_chunks=[k + 1 for k, i in enumerate(cur) if i not in keep],
-    )]
+    return [
+        ChunkSeries(
+            request=0,
+            file=rows[cur[0]]["file"],
+            start_line=rows[cur[0]]["line"],
+            end_line=rows[cur[-1]]["line"],
+            chunks=len(cur),
+            new_tokens=sum(rows[i]["new_token"] for i in cur),
+            tok_s=tok,
+            decay_pct=round((tok[-1] / tok[0] - 1) * 100, 1),
+            excluded_chunks=[k + 1 for k, i in enumerate(cur) if i not in keep],
+        )
+    ]
 
 
 def chunk_series(data: RunData) -> tuple[list[ChunkSeries], int | None, str]:
@@ -234,8 +271,12 @@ def chunk_series(data: RunData) -> tuple[list[ChunkSeries], int | None, str]:
         cur: list[int] = []
         for i, row in enumerate(rows):
             single = row["new_seq"] == 1
-            grew = cur and row["running"] is not None and rows[cur[-1]]["running"] is not None \
+            grew = (
+                cur
+                and row["running"] is not None
+                and rows[cur[-1]]["running"] is not None
                 and row["running"] > rows[cur[-1]]["running"]
+            )
             if cur and (not single or grew or row["idle"] and len(cur) > 0 and row["warmup"]):
                 out += _close(rows, cur)
                 cur = []
@@ -248,15 +289,19 @@ def chunk_series(data: RunData) -> tuple[list[ChunkSeries], int | None, str]:
         out += _close(rows, cur)
     out.sort(key=lambda c: (c.file, c.start_line))
     numbered = [c.model_copy(update={"request": k + 1}) for k, c in enumerate(out)]
-    note = (f"Chunk series: consecutive Prefill batch lines of one DP group with #new-seq 1 and #new-token = the "
-            f"chunk size {chunk} ({how}), ended by the request's shorter last chunk or by #running-req growing "
-            f"(the request joined the running batch); decay = last chunk's input throughput / first's - 1. A chunk "
-            f"whose line comes after an idle pause (> {IDLE_GAP_S:g} s and 5x the usual spacing since the previous "
-            f"prefill line) is left out (`excluded_chunks`): SGLang divides by the time since that line, idle included")
+    note = (
+        f"Chunk series: consecutive Prefill batch lines of one DP group with #new-seq 1 and #new-token = the "
+        f"chunk size {chunk} ({how}), ended by the request's shorter last chunk or by #running-req growing "
+        f"(the request joined the running batch); decay = last chunk's input throughput / first's - 1. A chunk "
+        f"whose line comes after an idle pause (> {IDLE_GAP_S:g} s and 5x the usual spacing since the previous "
+        f"prefill line) is left out (`excluded_chunks`): SGLang divides by the time since that line, idle included"
+    )
     ver = _version(data.engine_version)
     if ver is not None and ver < (0, 5, 11):
-        note += (f"; SGLang {data.engine_version} prints the previous batch's rate on each prefill line, so rates "
-                 f"were shifted back one line")
+        note += (
+            f"; SGLang {data.engine_version} prints the previous batch's rate on each prefill line, so rates "
+            f"were shifted back one line"
+        )
     return numbered, chunk, note
 
 
@@ -266,40 +311,58 @@ def _sglang_prefill(data: RunData) -> Prefill | NotApplicable:
         return NotApplicable(reason="no SGLang Prefill batch lines")
     rows = [row for g in _prefill_rows(data) for row in g if row["rate"] is not None and row["rate"] > 0]
     if not rows:
-        return NotApplicable(reason=f"{pf.height} Prefill batch lines, none with `input throughput (token/s)` "
-                                    "(SGLang prints it from 0.5.9 on, or in PD-disaggregation prefill mode)")
+        return NotApplicable(
+            reason=f"{pf.height} Prefill batch lines, none with `input throughput (token/s)` "
+            "(SGLang prints it from 0.5.9 on, or in PD-disaggregation prefill mode)"
+        )
     used = [row for row in rows if not row["warmup"] and not row["idle"]] or rows
     small = [row for row in used if (row["new_token"] or 0) < MIN_BATCH_TOKENS]
     if len(small) == len(used):
-        return NotApplicable(reason=f"{len(used)} Prefill batch line(s) with a rate, each of fewer than "
-                                    f"{MIN_BATCH_TOKENS} new tokens: SGLang divides a batch's tokens by the time since "
-                                    "the previous prefill line, so such a small batch's rate measures that spacing, not "
-                                    "a prefill speed")
+        return NotApplicable(
+            reason=f"{len(used)} Prefill batch line(s) with a rate, each of fewer than "
+            f"{MIN_BATCH_TOKENS} new tokens: SGLang divides a batch's tokens by the time since "
+            "the previous prefill line, so such a small batch's rate measures that spacing, not "
+            "a prefill speed"
+        )
     used = [row for row in used if (row["new_token"] or 0) >= MIN_BATCH_TOKENS]
     vals = [float(row["rate"]) for row in used]
     dropped_warm = sum(1 for row in rows if row["warmup"])
     dropped_idle = sum(1 for row in rows if row["idle"] and not row["warmup"])
     series, chunk, note = chunk_series(data)
-    method = (f"Input throughput of {len(vals)} Prefill batch lines (each the rate of one prefill batch on its DP "
-              f"group): mean, median, min and max")
+    method = (
+        f"Input throughput of {len(vals)} Prefill batch lines (each the rate of one prefill batch on its DP "
+        f"group): mean, median, min and max"
+    )
     if used is not rows and (dropped_warm or dropped_idle):
-        method += (f", leaving out {dropped_warm} warm-up line(s) before the ready line and {dropped_idle} line(s) "
-                   f"after an idle pause (their rate counts the idle time)")
+        method += (
+            f", leaving out {dropped_warm} warm-up line(s) before the ready line and {dropped_idle} line(s) "
+            f"after an idle pause (their rate counts the idle time)"
+        )
     if small:
-        method += (f", and {len(small)} line(s) of fewer than {MIN_BATCH_TOKENS} new tokens (too few tokens: their "
-                   "rate measures the spacing of the lines, not a prefill)")
+        method += (
+            f", and {len(small)} line(s) of fewer than {MIN_BATCH_TOKENS} new tokens (too few tokens: their "
+            "rate measures the spacing of the lines, not a prefill)"
+        )
     method += "."
     if note:
         method += " " + note + "."
     st = _stats(vals)
     decays = [c.decay_pct for c in series]
-    res = Prefill(method=method, source="SGLang Prefill batch lines", chunk_size=chunk, chunk_series=series,
-                  chunk_decay_median_pct=r(median(decays), 1) if decays else None, **st.model_dump())
+    res = Prefill(
+        method=method,
+        source="SGLang Prefill batch lines",
+        chunk_size=chunk,
+        chunk_series=series,
+        chunk_decay_median_pct=r(median(decays), 1) if decays else None,
+        **st.model_dump(),
+    )
     res._values = vals
     return res
 
 
-def decode_starvation(data: RunData, stable: StableDecode | NotApplicable) -> DecodeStarvation | NotApplicable:
+def decode_starvation(
+    data: RunData, stable: StableDecode | NotApplicable
+) -> DecodeStarvation | NotApplicable:
     s = main_series(data)
     if s is None:
         return NotApplicable(reason="no decode-rate lines")
@@ -325,31 +388,56 @@ def decode_starvation(data: RunData, stable: StableDecode | NotApplicable) -> De
             continue
         nxt = ss[i + 1] if i + 1 < len(ss) else None
         # the window in which the last prefill ended: decode started inside it, so its rate mixes both
-        if (vllm and x.waiting == 0 and nxt is not None and nxt.prefill is False and nxt.running > 0
-                and not is_gap(nxt.t_s - x.t_s, iv)):
+        if (
+            vllm
+            and x.waiting == 0
+            and nxt is not None
+            and nxt.prefill is False
+            and nxt.running > 0
+            and not is_gap(nxt.t_s - x.t_s, iv)
+        ):
             boundary.append(x)
         else:
             mixed.append(x)
     if not mixed:
-        return NotApplicable(reason=f"no window with a prefill in progress and {min_running}+ running requests")
+        return NotApplicable(
+            reason=f"no window with a prefill in progress and {min_running}+ running requests"
+        )
     starved: list[Sample] = [x for x in mixed if x.gen_tok_s / x.running < ref * STARVATION_PCT / 100]
     thr = data.settings.int("long_prefill_token_threshold")
-    method = (f"{s.source} windows ({s.label}) with a prefill in progress and {min_running}+ running requests "
-              f"({len(mixed)}{'; vLLM counts the request being prefilled as running' if vllm else ''}); "
-              f"starved when the generation rate per running request is below "
-              f"{STARVATION_PCT:g} % of {how}.")
+    method = (
+        f"{s.source} windows ({s.label}) with a prefill in progress and {min_running}+ running requests "
+        f"({len(mixed)}{'; vLLM counts the request being prefilled as running' if vllm else ''}); "
+        f"starved when the generation rate per running request is below "
+        f"{STARVATION_PCT:g} % of {how}."
+    )
     if boundary:
-        method += (f" Left out: {len(boundary)} boundary window(s) in which the last prefill ended (no request "
-                   f"waiting, the next window decode-only; line {', '.join(str(x.line) for x in boundary)}).")
+        method += (
+            f" Left out: {len(boundary)} boundary window(s) in which the last prefill ended (no request "
+            f"waiting, the next window decode-only; line {', '.join(str(x.line) for x in boundary)})."
+        )
     if thr is not None:
         method += f" Configured long_prefill_token_threshold = {thr}."
     return DecodeStarvation(
-        method=method, reference_per_request_tok_s=round(ref, 3), count=len(starved), prefill_windows=len(mixed),
+        method=method,
+        reference_per_request_tok_s=round(ref, 3),
+        count=len(starved),
+        prefill_windows=len(mixed),
         boundary_lines=[x.line for x in boundary],
         long_prefill_token_threshold=thr,
-        windows=[StarvedWindow(file=x.file, line=x.line, t_s=x.t_s, running=x.running, prompt_tok_s=x.prompt_tok_s,
-                               gen_tok_s=x.gen_tok_s, per_request_tok_s=round(x.gen_tok_s / x.running, 3),
-                               pct_of_reference=round(100 * x.gen_tok_s / x.running / ref, 1)) for x in starved],
+        windows=[
+            StarvedWindow(
+                file=x.file,
+                line=x.line,
+                t_s=x.t_s,
+                running=x.running,
+                prompt_tok_s=x.prompt_tok_s,
+                gen_tok_s=x.gen_tok_s,
+                per_request_tok_s=round(x.gen_tok_s / x.running, 3),
+                pct_of_reference=round(100 * x.gen_tok_s / x.running / ref, 1),
+            )
+            for x in starved
+        ],
     )
 
 
@@ -360,8 +448,10 @@ def prefill(data: RunData, stable: StableDecode | NotApplicable | None = None) -
     elif data.frame("throughput").height:
         res = _vllm_prefill(data)
     else:
-        return NotApplicable(reason="no prefill-rate lines: neither vLLM stats lines nor SGLang Prefill batch "
-                                    "lines" + missing_stats_reason(data))
+        return NotApplicable(
+            reason="no prefill-rate lines: neither vLLM stats lines nor SGLang Prefill batch "
+            "lines" + missing_stats_reason(data)
+        )
     if isinstance(res, NotApplicable):
         return res
     if stable is None:

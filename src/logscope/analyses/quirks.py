@@ -24,20 +24,33 @@ class Quirk:
 
 
 QUIRKS: tuple[Quirk, ...] = (
-    Quirk("vllm", "prefill", since=(0, 16, 0),
-          text="This vLLM version's prompt throughput counts computed prompt tokens only: prefix-cache hits and "
-               "transferred tokens are not in it (since 2026-02-04, vllm#33290, first released in 0.16.0).",
-          source="formats/vllm.md, the stats line's semantics"),
-    Quirk("vllm", "prefill", until=(0, 16, 0),
-          text="This vLLM version's prompt throughput counts every scheduled prompt token, prefix-cache hits "
-               "included (computed tokens only from 0.16.0, vllm#33290): compare with newer logs with care.",
-          source="formats/vllm.md, the stats line's semantics"),
-    Quirk("sglang", "prefill", since=(0, 5, 8), until=(0, 5, 10),
-          text="SGLang releases around the Feb 2026 fix (sglang#18570; 0.5.8-0.5.9, inferred from the release "
-               "dates) could log a prefill batch's stats twice in overlap mode and lose the previous batch's, so "
-               "prefill lines may over- and under-count.",
-          source="sglang#18570 (merged 2026-02-10): 'the first batch's stats would be lost, and the second "
-                 "batch's stats would be logged twice'"),
+    Quirk(
+        "vllm",
+        "prefill",
+        since=(0, 16, 0),
+        text="This vLLM version's prompt throughput counts computed prompt tokens only: prefix-cache hits and "
+        "transferred tokens are not in it (since 2026-02-04, vllm#33290, first released in 0.16.0).",
+        source="formats/vllm.md, the stats line's semantics",
+    ),
+    Quirk(
+        "vllm",
+        "prefill",
+        until=(0, 16, 0),
+        text="This vLLM version's prompt throughput counts every scheduled prompt token, prefix-cache hits "
+        "included (computed tokens only from 0.16.0, vllm#33290): compare with newer logs with care.",
+        source="formats/vllm.md, the stats line's semantics",
+    ),
+    Quirk(
+        "sglang",
+        "prefill",
+        since=(0, 5, 8),
+        until=(0, 5, 10),
+        text="SGLang releases around the Feb 2026 fix (sglang#18570; 0.5.8-0.5.9, inferred from the release "
+        "dates) could log a prefill batch's stats twice in overlap mode and lose the previous batch's, so "
+        "prefill lines may over- and under-count.",
+        source="sglang#18570 (merged 2026-02-10): 'the first batch's stats would be lost, and the second "
+        "batch's stats would be logged twice'",
+    ),
 )
 
 
@@ -52,8 +65,14 @@ def quirks_for(engine: str | None, version: str | None, section: str) -> list[Qu
     v = version_tuple(version)
     if engine is None or v is None:
         return []
-    return [q for q in QUIRKS if q.engine == engine and q.section == section
-            and (q.since is None or v >= q.since) and (q.until is None or v < q.until)]
+    return [
+        q
+        for q in QUIRKS
+        if q.engine == engine
+        and q.section == section
+        and (q.since is None or v >= q.since)
+        and (q.until is None or v < q.until)
+    ]
 
 
 __all__ = ["QUIRKS", "Quirk", "quirks_for", "version_tuple"]

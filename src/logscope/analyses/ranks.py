@@ -53,9 +53,15 @@ class RankLoad(BaseModel):
     mean_waiting: float | None = Field(None, description="null when its lines have no queue field")
     max_waiting: int | None = None
     mean_gen_tok_s: float
-    per_request_tok_s: float | None = Field(None, description="mean of gen / running over windows with requests running")
-    running_share_pct: float | None = Field(None, description="its share of all ranks' running requests over the matched moments")
-    waiting_share_pct: float | None = Field(None, description="its share of all ranks' waiting requests over the matched moments")
+    per_request_tok_s: float | None = Field(
+        None, description="mean of gen / running over windows with requests running"
+    )
+    running_share_pct: float | None = Field(
+        None, description="its share of all ranks' running requests over the matched moments"
+    )
+    waiting_share_pct: float | None = Field(
+        None, description="its share of all ranks' waiting requests over the matched moments"
+    )
     file: str
     first_line: int
     last_line: int
@@ -71,7 +77,9 @@ class Imbalance(BaseModel):
     moments: int = Field(description="matched moments that show it")
     of_moments: int
     detail: str
-    evidence: list[Evidence] = Field(default_factory=list, description="the worst moment's lines, this rank's first")
+    evidence: list[Evidence] = Field(
+        default_factory=list, description="the worst moment's lines, this rank's first"
+    )
 
 
 class Ranks(Result):
@@ -88,12 +96,17 @@ def _load(s: Series) -> RankLoad:
     waits = [x.waiting for x in ss if x.waiting is not None]
     per = [x.gen_tok_s / x.running for x in ss if x.running > 0]
     return RankLoad(
-        rank=s.label, windows=len(ss), mean_running=round(statistics.fmean(x.running for x in ss), 2),
+        rank=s.label,
+        windows=len(ss),
+        mean_running=round(statistics.fmean(x.running for x in ss), 2),
         max_running=max(x.running for x in ss),
-        mean_waiting=round(statistics.fmean(waits), 2) if waits else None, max_waiting=max(waits) if waits else None,
+        mean_waiting=round(statistics.fmean(waits), 2) if waits else None,
+        max_waiting=max(waits) if waits else None,
         mean_gen_tok_s=round(statistics.fmean(x.gen_tok_s for x in ss), 2),
         per_request_tok_s=r(statistics.fmean(per), 3) if per else None,
-        file=ss[0].file, first_line=ss[0].line, last_line=ss[-1].last_line,
+        file=ss[0].file,
+        first_line=ss[0].line,
+        last_line=ss[-1].last_line,
     )
 
 
@@ -102,10 +115,14 @@ def _moments(series: list[Series]) -> list[list[Sample]]:
     ref = max(series, key=lambda s: len(s.samples))
     ivs = [x for x in (s.interval for s in series) if x is not None]
     tol = max(0.5 * median(ivs), 1.0) if ivs else 5.0
-    joined = pl.DataFrame({"i": list(range(len(ref.samples))), "t_s": [x.t_s for x in ref.samples]}).sort("t_s")
+    joined = pl.DataFrame({"i": list(range(len(ref.samples))), "t_s": [x.t_s for x in ref.samples]}).sort(
+        "t_s"
+    )
     others = [s for s in series if s is not ref]
     for k, s in enumerate(others):
-        other = pl.DataFrame({f"j{k}": list(range(len(s.samples))), "t_s": [x.t_s for x in s.samples]}).sort("t_s")
+        other = pl.DataFrame({f"j{k}": list(range(len(s.samples))), "t_s": [x.t_s for x in s.samples]}).sort(
+            "t_s"
+        )
         joined = joined.join_asof(other, on="t_s", strategy="nearest", tolerance=tol)
     joined = joined.drop_nulls().sort("i")
     out: list[list[Sample]] = []
@@ -141,31 +158,59 @@ def _imbalances(data: RunData, series: list[Series], moments: list[list[Sample]]
             if me.waiting is not None and all(x.waiting is not None for x in rest):
                 total = me.waiting + sum(x.waiting or 0 for x in rest)
                 others_q = median([float(x.waiting or 0) for x in rest])
-                if (me.waiting >= MIN_QUEUE and me.waiting >= QUEUE_SHARE * total
-                        and me.waiting >= QUEUE_FACTOR * others_q):
+                if (
+                    me.waiting >= MIN_QUEUE
+                    and me.waiting >= QUEUE_SHARE * total
+                    and me.waiting >= QUEUE_FACTOR * others_q
+                ):
                     queue_hits.append((me.waiting / total, m))
             others_run = median([float(x.running) for x in rest])
             others_gen = median([x.gen_tok_s for x in rest])
-            if me.running > 0 and me.running >= others_run and others_gen > 0 and me.gen_tok_s < SLOW_SHARE * others_gen:
+            if (
+                me.running > 0
+                and me.running >= others_run
+                and others_gen > 0
+                and me.gen_tok_s < SLOW_SHARE * others_gen
+            ):
                 slow_hits.append((me.gen_tok_s / others_gen, m))
         if len(queue_hits) >= need and queue_hits:
             share, m = max(queue_hits, key=lambda h: h[0])
             me, rest = m[k], [x for j, x in enumerate(m) if j != k]
-            detail = (f"{s.label} held {me.waiting} of the {(me.waiting or 0) + sum(x.waiting or 0 for x in rest)} waiting "
-                      f"requests ({share:.0%}) with {me.running} running, while the other {len(rest)} rank(s) held "
-                      f"{_spread([x.waiting or 0 for x in rest])} waiting and {_spread([x.running for x in rest])} "
-                      f"running (line {me.line}); in {len(queue_hits)} of {len(moments)} matched moment(s)")
-            out.append(Imbalance(kind="queue", rank=s.label, moments=len(queue_hits), of_moments=len(moments),
-                                 detail=detail, evidence=[_ev(data, me)] + [_ev(data, x) for x in rest[:4]]))
+            detail = (
+                f"{s.label} held {me.waiting} of the {(me.waiting or 0) + sum(x.waiting or 0 for x in rest)} waiting "
+                f"requests ({share:.0%}) with {me.running} running, while the other {len(rest)} rank(s) held "
+                f"{_spread([x.waiting or 0 for x in rest])} waiting and {_spread([x.running for x in rest])} "
+                f"running (line {me.line}); in {len(queue_hits)} of {len(moments)} matched moment(s)"
+            )
+            out.append(
+                Imbalance(
+                    kind="queue",
+                    rank=s.label,
+                    moments=len(queue_hits),
+                    of_moments=len(moments),
+                    detail=detail,
+                    evidence=[_ev(data, me)] + [_ev(data, x) for x in rest[:4]],
+                )
+            )
         if len(slow_hits) >= need and slow_hits:
             ratio, m = min(slow_hits, key=lambda h: h[0])
             me, rest = m[k], [x for j, x in enumerate(m) if j != k]
-            detail = (f"{s.label} generated {me.gen_tok_s:g} tok/s with {me.running} running, {ratio:.0%} of the "
-                      f"other rank(s)' median {median([x.gen_tok_s for x in rest]):g} tok/s with "
-                      f"{_spread([x.running for x in rest])} running (line {me.line}); in {len(slow_hits)} of "
-                      f"{len(moments)} matched moment(s)")
-            out.append(Imbalance(kind="slow", rank=s.label, moments=len(slow_hits), of_moments=len(moments),
-                                 detail=detail, evidence=[_ev(data, me)] + [_ev(data, x) for x in rest[:4]]))
+            detail = (
+                f"{s.label} generated {me.gen_tok_s:g} tok/s with {me.running} running, {ratio:.0%} of the "
+                f"other rank(s)' median {median([x.gen_tok_s for x in rest]):g} tok/s with "
+                f"{_spread([x.running for x in rest])} running (line {me.line}); in {len(slow_hits)} of "
+                f"{len(moments)} matched moment(s)"
+            )
+            out.append(
+                Imbalance(
+                    kind="slow",
+                    rank=s.label,
+                    moments=len(slow_hits),
+                    of_moments=len(moments),
+                    detail=detail,
+                    evidence=[_ev(data, me)] + [_ev(data, x) for x in rest[:4]],
+                )
+            )
     return out
 
 
@@ -183,8 +228,9 @@ def ranks(data: RunData) -> Ranks | NotApplicable:
     series = sorted((s for s in decode_series(data) if s.samples), key=lambda s: _natural(s.label))
     if len(series) < 2:
         what = "no decode-rate lines" if not series else f"one series ({series[0].label})"
-        return NotApplicable(reason=f"{what}: no per-engine (`Engine 001:`) or per-DP-group (`DP1 TP0`) lines to "
-                                    "compare")
+        return NotApplicable(
+            reason=f"{what}: no per-engine (`Engine 001:`) or per-DP-group (`DP1 TP0`) lines to compare"
+        )
     loads = [_load(s) for s in series]
     moments = _moments(series)
     if moments:
@@ -193,20 +239,34 @@ def ranks(data: RunData) -> Ranks | NotApplicable:
         known = all(x.waiting is not None for m in moments for x in m)
         wait_tot = [sum(m[k].waiting or 0 for m in moments) for k in range(len(series))] if known else []
         all_wait = sum(wait_tot)
-        loads = [ld.model_copy(update={
-            "running_share_pct": round(100 * run_tot[k] / all_run, 1) if all_run else None,
-            "waiting_share_pct": round(100 * wait_tot[k] / all_wait, 1) if known and all_wait else None,
-        }) for k, ld in enumerate(loads)]
-    method = (f"One series per rank from the {series[0].source} ({len(series)} ranks: "
-              f"{', '.join(s.label for s in series)}); per rank the mean and peak running and waiting requests and the "
-              f"mean generation rate over its own lines. {len(moments)} moment(s) where every rank printed a line "
-              "(matched by time within half the logging interval) give the shares and the imbalance checks: a rank "
-              f"holding {QUEUE_SHARE:.0%}+ of the waiting requests (at least {MIN_QUEUE}, and {QUEUE_FACTOR:g}x the "
-              f"others' median), or running at least the others' median of requests at under {SLOW_SHARE:.0%} of "
-              "their median rate, in half of the moments or more (every moment of an excerpt under "
-              f"{MIN_MOMENTS}).")
-    return Ranks(method=method, source=series[0].source, moments=len(moments), ranks=loads,
-                 imbalances=_imbalances(data, series, moments))
+        loads = [
+            ld.model_copy(
+                update={
+                    "running_share_pct": round(100 * run_tot[k] / all_run, 1) if all_run else None,
+                    "waiting_share_pct": round(100 * wait_tot[k] / all_wait, 1)
+                    if known and all_wait
+                    else None,
+                }
+            )
+            for k, ld in enumerate(loads)
+        ]
+    method = (
+        f"One series per rank from the {series[0].source} ({len(series)} ranks: "
+        f"{', '.join(s.label for s in series)}); per rank the mean and peak running and waiting requests and the "
+        f"mean generation rate over its own lines. {len(moments)} moment(s) where every rank printed a line "
+        "(matched by time within half the logging interval) give the shares and the imbalance checks: a rank "
+        f"holding {QUEUE_SHARE:.0%}+ of the waiting requests (at least {MIN_QUEUE}, and {QUEUE_FACTOR:g}x the "
+        f"others' median), or running at least the others' median of requests at under {SLOW_SHARE:.0%} of "
+        "their median rate, in half of the moments or more (every moment of an excerpt under "
+        f"{MIN_MOMENTS})."
+    )
+    return Ranks(
+        method=method,
+        source=series[0].source,
+        moments=len(moments),
+        ranks=loads,
+        imbalances=_imbalances(data, series, moments),
+    )
 
 
 __all__ = ["Imbalance", "RankLoad", "Ranks", "ranks"]

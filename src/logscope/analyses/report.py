@@ -69,39 +69,71 @@ class Report(BaseModel):
     findings: list[Any] = Field(default_factory=list)
     # extensions after the contract's keys, so that those keep their order
     bench: BenchSection | None = Field(None, description="client benchmark results and their sanity checks")
-    stalls: Stalls | None = Field(None, description="spans with requests in flight and no progress (stalls, "
-                                                    "deadlocks, frozen engine); an empty list when none")
-    ranks: Ranks | None = Field(None, description="per-rank (vLLM engine, SGLang DP group) load and throughput, and "
-                                                  "imbalances; null with one engine")
+    stalls: Stalls | None = Field(
+        None,
+        description="spans with requests in flight and no progress (stalls, "
+        "deadlocks, frozen engine); an empty list when none",
+    )
+    ranks: Ranks | None = Field(
+        None,
+        description="per-rank (vLLM engine, SGLang DP group) load and throughput, and "
+        "imbalances; null with one engine",
+    )
     decode_under_load: DecodeUnderLoad | None = Field(
-        None, description="the decode rate at the steady running count with prefills in the windows (the usual "
-                          "benchmark, where every window holds prefill)")
-    notes: list[str] = Field(default_factory=list, description="the reader's notes on the input (a truncated or "
-                                                               "corrupt gzip, undecodable bytes, a failed read)")
-    lifetimes: list[Lifetime] = Field(default_factory=list, description="the server lifetimes in the input "
-                                      "(restarts, appended logs, a folder of runs); the sections describe one")
-    analyzed_lifetime: LifetimeChoice | None = Field(None, description="which lifetime the sections describe, and why")
-    metrics: MetricsSection | None = Field(None, description="the server's Prometheus scrapes given with --metrics: "
-                                                             "rates, gauges, latency quantiles, the cross-check "
-                                                             "against the log; null without --metrics")
-    slo: SloSection | None = Field(None, description="the --slo gates: each one's measured value, source and "
-                                                     "verdict (pass, fail, unknown); null without --slo")
+        None,
+        description="the decode rate at the steady running count with prefills in the windows (the usual "
+        "benchmark, where every window holds prefill)",
+    )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="the reader's notes on the input (a truncated or "
+        "corrupt gzip, undecodable bytes, a failed read)",
+    )
+    lifetimes: list[Lifetime] = Field(
+        default_factory=list,
+        description="the server lifetimes in the input "
+        "(restarts, appended logs, a folder of runs); the sections describe one",
+    )
+    analyzed_lifetime: LifetimeChoice | None = Field(
+        None, description="which lifetime the sections describe, and why"
+    )
+    metrics: MetricsSection | None = Field(
+        None,
+        description="the server's Prometheus scrapes given with --metrics: "
+        "rates, gauges, latency quantiles, the cross-check "
+        "against the log; null without --metrics",
+    )
+    slo: SloSection | None = Field(
+        None,
+        description="the --slo gates: each one's measured value, source and "
+        "verdict (pass, fail, unknown); null without --slo",
+    )
     effective_config: dict[str, ConfigValue] | None = Field(
-        None, description="the values the engine ran with, each with its line and origin: set (by the user), default, "
-                          "engine (changed by the engine) or unknown (see logscope.analyses.effective)")
+        None,
+        description="the values the engine ran with, each with its line and origin: set (by the user), default, "
+        "engine (changed by the engine) or unknown (see logscope.analyses.effective)",
+    )
     kv_saturation: list[KvEpisode] | None = Field(
-        None, description="spans of 3+ consecutive periodic lines with the KV cache 95 % full or more (an empty list "
-                          "when none; null when the log prints no KV usage: see logscope.analyses.kvsat)")
+        None,
+        description="spans of 3+ consecutive periodic lines with the KV cache 95 % full or more (an empty list "
+        "when none; null when the log prints no KV usage: see logscope.analyses.kvsat)",
+    )
     preempted_requests: list[PreemptedRequest] | None = Field(
-        None, description="the requests preemption lines name (vLLM V0 logs the 1st, 51st, ... preemption); null with "
-                          "the reason where the log cannot name them (vLLM V1, SGLang): see logscope.analyses.preempted")
+        None,
+        description="the requests preemption lines name (vLLM V0 logs the 1st, 51st, ... preemption); null with "
+        "the reason where the log cannot name them (vLLM V1, SGLang): see logscope.analyses.preempted",
+    )
     disturbance_segments: list[DisturbanceSegment] | None = Field(
-        None, description="each burst of preemptions, retractions or retried OOMs with the decode rate before and "
-                          "after it, per running request (see logscope.analyses.aftermath); an empty list when none")
+        None,
+        description="each burst of preemptions, retractions or retried OOMs with the decode rate before and "
+        "after it, per running request (see logscope.analyses.aftermath); an empty list when none",
+    )
     requests: RequestsSection | None = Field(
-        None, description="requests as the access and request-logging lines (and --metrics) tell them: counts by "
-                          "status and outcome, error and abort rates, printed latencies, requests in flight; the "
-                          "per-request table is Run.requests() (see logscope.analyses.requests)")
+        None,
+        description="requests as the access and request-logging lines (and --metrics) tell them: counts by "
+        "status and outcome, error and abort rates, printed latencies, requests in flight; the "
+        "per-request table is Run.requests() (see logscope.analyses.requests)",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -109,7 +141,9 @@ class Report(BaseModel):
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
-    def __repr__(self) -> str:  # short, for notebooks and terminals (logscope.render.notebook; imported on call)
+    def __repr__(
+        self,
+    ) -> str:  # short, for notebooks and terminals (logscope.render.notebook; imported on call)
         from logscope.render.notebook import report_repr
 
         return report_repr(self)
@@ -143,8 +177,9 @@ def _coverage(data: RunData, lines: int) -> Coverage:
         starts.append(e.line)
         ends.append(e.end_line or e.line)
     covered = sum(_union_length(starts, ends) for starts, ends in spans.values())
-    return Coverage(lines=lines, events=known, unparsed=max(0, lines - covered),
-                    unparsed_candidates=candidates)
+    return Coverage(
+        lines=lines, events=known, unparsed=max(0, lines - covered), unparsed_candidates=candidates
+    )
 
 
 def _union_length(starts: array[int], ends: array[int]) -> int:
@@ -175,7 +210,9 @@ def build_report(run: RunLike | RunData) -> Report:
     """Run every analysis on ``run`` and gather the results."""
     data = RunData.of(run)
     stats = getattr(run, "stats", None)
-    lines = int(getattr(stats, "lines", 0) or 0) or max((e.end_line or e.line for e in data.events), default=0)
+    lines = int(getattr(stats, "lines", 0) or 0) or max(
+        (e.end_line or e.line for e in data.events), default=0
+    )
     sd = stable_decode(data)
     results: dict[str, BaseModel] = {
         "stable_decode": sd,
@@ -198,11 +235,17 @@ def build_report(run: RunLike | RunData) -> Report:
     if isinstance(dul, NotApplicable):
         not_applicable["decode_under_load"] = dul.reason
     sections["decode_under_load"] = None if isinstance(dul, NotApplicable) else dul
-    sections["bench"] = bench_section([e for e in data.events if isinstance(e, BenchResult)],
-                                      sections["stable_decode"], sections["prefill"], sections["decode_under_load"],
-                                      data)
+    sections["bench"] = bench_section(
+        [e for e in data.events if isinstance(e, BenchResult)],
+        sections["stable_decode"],
+        sections["prefill"],
+        sections["decode_under_load"],
+        data,
+    )
     if sections["bench"] is None:
-        not_applicable["bench"] = "no client benchmark result in the input (add the client's output with --bench)"
+        not_applicable["bench"] = (
+            "no client benchmark result in the input (add the client's output with --bench)"
+        )
     st = stalls(data)
     if isinstance(st, NotApplicable):
         not_applicable["stalls"] = st.reason
@@ -211,16 +254,29 @@ def build_report(run: RunLike | RunData) -> Report:
     if isinstance(rk, NotApplicable):
         not_applicable["ranks"] = rk.reason
     sections["ranks"] = None if isinstance(rk, NotApplicable) else rk
-    optional: dict[str, Callable[[RunData], Any]] = {  # null with the reason in not_applicable when not applicable
-        "effective_config": effective_config, "kv_saturation": kv_saturation, "preempted_requests": preempted_requests,
-        "disturbance_segments": disturbance_segments, "requests": requests_section}
+    optional: dict[
+        str, Callable[[RunData], Any]
+    ] = {  # null with the reason in not_applicable when not applicable
+        "effective_config": effective_config,
+        "kv_saturation": kv_saturation,
+        "preempted_requests": preempted_requests,
+        "disturbance_segments": disturbance_segments,
+        "requests": requests_section,
+    }
     for name, fn in optional.items():
         res = fn(data)
         if isinstance(res, NotApplicable):
             not_applicable[name] = res.reason
         sections[name] = None if isinstance(res, NotApplicable) else res
     return Report(
-        logscope_version=_version(), engine=data.engine, engine_version=data.engine_version, files=data.files,
-        lines=lines, not_applicable=not_applicable, coverage=_coverage(data, lines), findings=[],
-        notes=[str(n) for n in getattr(stats, "notes", None) or []], **sections,
+        logscope_version=_version(),
+        engine=data.engine,
+        engine_version=data.engine_version,
+        files=data.files,
+        lines=lines,
+        not_applicable=not_applicable,
+        coverage=_coverage(data, lines),
+        findings=[],
+        notes=[str(n) for n in getattr(stats, "notes", None) or []],
+        **sections,
     )

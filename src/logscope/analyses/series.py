@@ -42,9 +42,18 @@ class Sample(NamedTuple):
 
 # The columns of a series' frame, in ``Sample``'s field order (a row is a ``Sample``).
 SAMPLE_SCHEMA: dict[str, pl.DataType] = {
-    "seq": pl.Int64(), "file": pl.Utf8(), "line": pl.Int64(), "t_s": pl.Float64(), "gen_tok_s": pl.Float64(),
-    "running": pl.Int64(), "prefill": pl.Boolean(), "prompt_tok_s": pl.Float64(), "waiting": pl.Int64(),
-    "kv_usage_pct": pl.Float64(), "line_end": pl.Int64(), "window_known": pl.Boolean(),
+    "seq": pl.Int64(),
+    "file": pl.Utf8(),
+    "line": pl.Int64(),
+    "t_s": pl.Float64(),
+    "gen_tok_s": pl.Float64(),
+    "running": pl.Int64(),
+    "prefill": pl.Boolean(),
+    "prompt_tok_s": pl.Float64(),
+    "waiting": pl.Int64(),
+    "kv_usage_pct": pl.Float64(),
+    "line_end": pl.Int64(),
+    "window_known": pl.Boolean(),
 }
 
 
@@ -91,15 +100,21 @@ def typical_interval_of(ts: pl.Series) -> float | None:
 
 
 def _vllm_key() -> pl.Expr:
-    return (pl.when(pl.col("engines_aggregated").is_not_null()).then(pl.lit("all"))
-            .otherwise(pl.coalesce(pl.col("engine_index"), pl.col("dp_rank"), pl.lit(0)).cast(pl.Utf8)).alias("key"))
+    return (
+        pl.when(pl.col("engines_aggregated").is_not_null())
+        .then(pl.lit("all"))
+        .otherwise(pl.coalesce(pl.col("engine_index"), pl.col("dp_rank"), pl.lit(0)).cast(pl.Utf8))
+        .alias("key")
+    )
 
 
 def _groups(df: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
     """(key, rows in run order) of each ``key``, keys in text order."""
     groups = [(str(k[0]), g) for k, g in df.partition_by("key", maintain_order=True, as_dict=True).items()]
     # (partition_by, not group_by: iterating a group_by copied a dense log's frame several times over)
-    return [(k, g if g["seq"].is_sorted() else g.sort("seq")) for k, g in sorted(groups, key=lambda kg: kg[0])]
+    return [
+        (k, g if g["seq"].is_sorted() else g.sort("seq")) for k, g in sorted(groups, key=lambda kg: kg[0])
+    ]
 
 
 def vllm_series(data: RunData) -> list[Series]:
@@ -111,9 +126,17 @@ def vllm_series(data: RunData) -> list[Series]:
     out: list[Series] = []
     for key, g in _groups(df):
         frame = g.select(
-            "seq", "file", "line", "t_s", "gen_tok_s", "running",
-            (pl.col("prompt_tok_s") > 0).alias("prefill"), "prompt_tok_s", pl.col("waiting"),
-            pl.col("gpu_kv_cache_pct").alias("kv_usage_pct"), pl.lit(None, pl.Int64).alias("line_end"),
+            "seq",
+            "file",
+            "line",
+            "t_s",
+            "gen_tok_s",
+            "running",
+            (pl.col("prompt_tok_s") > 0).alias("prefill"),
+            "prompt_tok_s",
+            pl.col("waiting"),
+            pl.col("gpu_kv_cache_pct").alias("kv_usage_pct"),
+            pl.lit(None, pl.Int64).alias("line_end"),
             pl.lit(True).alias("window_known"),
         ).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
         label = "all engines (aggregated line)" if key == "all" else f"engine {key}"
@@ -149,14 +172,27 @@ def sglang_series(data: RunData) -> list[Series]:
     for key, g in _groups(dec):
         g = one_rank(g)
         pseq = pre.filter(pl.col("key") == key)["seq"].sort()
-        before = pseq.search_sorted(g["seq"], side="left").cast(pl.Int64)  # the group's prefill lines before each
-        frame = g.with_columns(before.alias("_before")).select(
-            "seq", "file", "line", "t_s", "gen_tok_s", "running",
-            (pl.col("_before") > pl.col("_before").shift(1, fill_value=0)).alias("prefill"),
-            pl.lit(None, pl.Float64).alias("prompt_tok_s"), pl.col("queue").alias("waiting"),
-            (pl.col("token_usage") * 100).alias("kv_usage_pct"), pl.lit(None, pl.Int64).alias("line_end"),
-            (pl.int_range(pl.len()) > 0).alias("window_known"),
-        ).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
+        before = pseq.search_sorted(g["seq"], side="left").cast(
+            pl.Int64
+        )  # the group's prefill lines before each
+        frame = (
+            g.with_columns(before.alias("_before"))
+            .select(
+                "seq",
+                "file",
+                "line",
+                "t_s",
+                "gen_tok_s",
+                "running",
+                (pl.col("_before") > pl.col("_before").shift(1, fill_value=0)).alias("prefill"),
+                pl.lit(None, pl.Float64).alias("prompt_tok_s"),
+                pl.col("queue").alias("waiting"),
+                (pl.col("token_usage") * 100).alias("kv_usage_pct"),
+                pl.lit(None, pl.Int64).alias("line_end"),
+                (pl.int_range(pl.len()) > 0).alias("window_known"),
+            )
+            .cast(SAMPLE_SCHEMA)
+        )  # type: ignore[arg-type]
         label = f"DP{key}" if many or key != "0" else "TP0"
         out.append(Series(key, label, frame, "SGLang Decode batch lines", "decode-log window"))
     return out
@@ -191,7 +227,9 @@ def summed(series: list[Series]) -> Series | None:
     joined = base
     others = [s for s in series if s is not ref]
     for k, s in enumerate(others):
-        other = pl.DataFrame({f"j{k}": list(range(len(s.samples))), "t_s": [x.t_s for x in s.samples]}).sort("t_s")
+        other = pl.DataFrame({f"j{k}": list(range(len(s.samples))), "t_s": [x.t_s for x in s.samples]}).sort(
+            "t_s"
+        )
         joined = joined.join_asof(other, on="t_s", strategy="nearest", tolerance=tol)
     joined = joined.drop_nulls().sort("i")
     out: list[Sample] = []
@@ -200,15 +238,23 @@ def summed(series: list[Series]) -> Series | None:
         pf = [p.prefill for p in parts]
         prompt = [p.prompt_tok_s for p in parts]
         first = parts[0]
-        out.append(first._replace(
-            line=min(p.line for p in parts),
-            line_end=max(p.last_line for p in parts),
-            gen_tok_s=sum(p.gen_tok_s for p in parts),
-            running=sum(p.running for p in parts),
-            prefill=True if any(x is True for x in pf) else (None if any(x is None for x in pf) else False),
-            prompt_tok_s=None if any(x is None for x in prompt) else sum(x for x in prompt if x is not None),
-            waiting=None if any(p.waiting is None for p in parts) else sum(p.waiting or 0 for p in parts),
-            window_known=all(p.window_known for p in parts),
-        ))
+        out.append(
+            first._replace(
+                line=min(p.line for p in parts),
+                line_end=max(p.last_line for p in parts),
+                gen_tok_s=sum(p.gen_tok_s for p in parts),
+                running=sum(p.running for p in parts),
+                prefill=True
+                if any(x is True for x in pf)
+                else (None if any(x is None for x in pf) else False),
+                prompt_tok_s=None
+                if any(x is None for x in prompt)
+                else sum(x for x in prompt if x is not None),
+                waiting=None if any(p.waiting is None for p in parts) else sum(p.waiting or 0 for p in parts),
+                window_known=all(p.window_known for p in parts),
+            )
+        )
     names = ", ".join(s.label for s in series)
-    return Series.of_samples("sum", f"sum of {len(series)} engines ({names})", out, series[0].source, series[0].window)
+    return Series.of_samples(
+        "sum", f"sum of {len(series)} engines ({names})", out, series[0].source, series[0].window
+    )

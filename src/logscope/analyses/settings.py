@@ -25,8 +25,10 @@ ALIASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "expert_parallel": ("EP", ("enable_expert_parallel", "ep_size", "expert_parallel_size")),
     "speculative_method": ("spec-decode method", ("speculative_method", "speculative_algorithm")),
     # SGLang's speculative_num_draft_tokens counts the verified root token too: its steps are the drafts
-    "speculative_tokens": ("draft tokens", ("num_speculative_tokens", "speculative_num_steps",
-                                            "speculative_num_draft_tokens")),
+    "speculative_tokens": (
+        "draft tokens",
+        ("num_speculative_tokens", "speculative_num_steps", "speculative_num_draft_tokens"),
+    ),
     "speculative_model": ("draft model", ("speculative_model", "speculative_draft_model_path")),
     "memory_fraction": ("memory fraction", ("gpu_memory_utilization", "mem_fraction_static")),
     "kv_cache_memory_bytes": ("KV cache memory (bytes)", ("kv_cache_memory_bytes", "kv_cache_memory")),
@@ -45,10 +47,27 @@ ALIASES: dict[str, tuple[str, tuple[str, ...]]] = {
 
 # what ``compare`` lists (the settings that change what decode and prefill numbers mean)
 COMPARED = (
-    "tensor_parallel", "data_parallel", "decode_context_parallel", "pipeline_parallel", "expert_parallel",
-    "speculative_method", "speculative_tokens", "speculative_model", "memory_fraction", "kv_cache_memory_bytes",
-    "kv_cache_dtype", "chunk_size", "long_prefill_token_threshold", "max_model_len", "max_num_seqs",
-    "block_size", "attention_backend", "moe_backend", "quantization", "enforce_eager", "all_reduce",
+    "tensor_parallel",
+    "data_parallel",
+    "decode_context_parallel",
+    "pipeline_parallel",
+    "expert_parallel",
+    "speculative_method",
+    "speculative_tokens",
+    "speculative_model",
+    "memory_fraction",
+    "kv_cache_memory_bytes",
+    "kv_cache_dtype",
+    "chunk_size",
+    "long_prefill_token_threshold",
+    "max_model_len",
+    "max_num_seqs",
+    "block_size",
+    "attention_backend",
+    "moe_backend",
+    "quantization",
+    "enforce_eager",
+    "all_reduce",
 )
 
 _SPEC_REPR = re.compile(r"(\w+)=('[^']*'|\"[^\"]*\"|[^,()]+)")
@@ -140,11 +159,18 @@ def settings_of(events: Sequence[Event]) -> Settings:
         if e.kind == "config":
             args: dict[str, Any] = dict(getattr(e, "args", {}) or {})
             if "speculative_config" in args:
-                args.update({k: v for k, v in _spec_fields(args["speculative_config"]).items() if k not in args})
+                args.update(
+                    {k: v for k, v in _spec_fields(args["speculative_config"]).items() if k not in args}
+                )
             take(args, e.line)
         elif e.kind == "scheduler_limits":
-            take({k: getattr(e, k, None) for k in ("chunked_prefill_size", "max_running_requests", "context_len")},
-                 e.line)
+            take(
+                {
+                    k: getattr(e, k, None)
+                    for k in ("chunked_prefill_size", "max_running_requests", "context_len")
+                },
+                e.line,
+            )
         elif e.kind == "max_concurrency":
             take({"max_model_len": getattr(e, "tokens_per_request", None)}, e.line)
     return s

@@ -33,8 +33,12 @@ from logscope.events import Event
 LATENCIES = ("ttft", "tpot", "itl", "e2e", "queue")
 STATS = ("mean", "p50", "p90", "p95", "p99")
 _GATE = re.compile(r"^\s*([a-z0-9_]+)\s*(<=|>=|<|>)\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*(ms|s|%)?\s*$")
-_OPS: dict[str, Callable[[float, float], bool]] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge,
-                                                   ">": operator.gt}
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    "<=": operator.le,
+    "<": operator.lt,
+    ">=": operator.ge,
+    ">": operator.gt,
+}
 
 
 class SloCheck(BaseModel):
@@ -49,7 +53,8 @@ class SloCheck(BaseModel):
     unit: str
     measured: float | None = Field(description="null when unknown")
     bound: Literal["exact", "at_most", "at_least"] | None = Field(
-        None, description="at_most / at_least: the histogram gives only a bound on the value")
+        None, description="at_most / at_least: the histogram gives only a bound on the value"
+    )
     source: str | None = Field(description="client, metrics or log, with the file; null when unknown")
     status: Literal["pass", "fail", "unknown"]
     detail: str
@@ -79,8 +84,10 @@ def parse_slo(text: str) -> list[tuple[str, str, str, float, str]]:
             continue
         m = _GATE.match(raw)
         if m is None:
-            raise SloSyntaxError(f"cannot read the SLO gate {raw.strip()!r}: expected e.g. ttft_p95<=2s, "
-                                 "tpot_p95<=50ms, error_rate<=1%")
+            raise SloSyntaxError(
+                f"cannot read the SLO gate {raw.strip()!r}: expected e.g. ttft_p95<=2s, "
+                "tpot_p95<=50ms, error_rate<=1%"
+            )
         metric, op, value, unit = m.group(1), m.group(2), float(m.group(3)), m.group(4) or ""
         if metric == "error_rate":
             if unit in ("s", "ms"):
@@ -89,8 +96,10 @@ def parse_slo(text: str) -> list[tuple[str, str, str, float, str]]:
         else:
             name, _, stat = metric.rpartition("_")
             if name not in LATENCIES or stat not in STATS:
-                raise SloSyntaxError(f"unknown SLO metric {metric!r}: use error_rate or one of "
-                                     f"{', '.join(LATENCIES)} with _{', _'.join(STATS)}")
+                raise SloSyntaxError(
+                    f"unknown SLO metric {metric!r}: use error_rate or one of "
+                    f"{', '.join(LATENCIES)} with _{', _'.join(STATS)}"
+                )
             if unit not in ("s", "ms"):
                 raise SloSyntaxError(f"{raw.strip()!r}: a latency takes a unit, s or ms")
             threshold, unit_out = (value * 1000.0 if unit == "s" else value), "ms"
@@ -124,14 +133,24 @@ def _metrics(metrics: Any, metric: str) -> tuple[float, str, str] | None:
         by = getattr(metrics, "finished_by_reason", None) or {}
         total = sum(by.values())
         aborted, done = (metrics.counters.get(k) for k in ("requests_aborted", "requests_finished"))
-        if total <= 0 and aborted is not None and done is not None and done.total > 0:  # SGLang: no finished_reason
-            return (100.0 * aborted.total / done.total, f"metrics {metrics.files[0] if metrics.files else ''} "
-                    f"({aborted.family}_total / {done.family}_total: {aborted.total:g} of {done.total:g})", "exact")
+        if (
+            total <= 0 and aborted is not None and done is not None and done.total > 0
+        ):  # SGLang: no finished_reason
+            return (
+                100.0 * aborted.total / done.total,
+                f"metrics {metrics.files[0] if metrics.files else ''} "
+                f"({aborted.family}_total / {done.family}_total: {aborted.total:g} of {done.total:g})",
+                "exact",
+            )
         if total <= 0:
             return None
         bad = by.get("error", 0.0) + by.get("abort", 0.0)
-        return (100.0 * bad / total, f"metrics {metrics.files[0] if metrics.files else ''} (finished_reason "
-                f"error/abort: {bad:g} of {total:g} finished requests)", "exact")
+        return (
+            100.0 * bad / total,
+            f"metrics {metrics.files[0] if metrics.files else ''} (finished_reason "
+            f"error/abort: {bad:g} of {total:g} finished requests)",
+            "exact",
+        )
     name, _, stat = metric.rpartition("_")
     h = metrics.histograms.get(f"{name}_s")
     if h is None or not h.over_run.count:
@@ -160,10 +179,23 @@ def evaluate(text: str, events: Sequence[Event], metrics: Any = None) -> SloSect
         else:
             m = _metrics(metrics, metric)
             if m is None:
-                what = ("no client result with --bench gives it, no --metrics histogram/counter gives it, and the log "
-                        "prints no per-request latency or status")
-                checks.append(SloCheck(gate=gate, metric=metric, op=op, threshold=threshold, unit=unit, measured=None,
-                                       source=None, status="unknown", detail=f"{metric} unknown: {what}"))
+                what = (
+                    "no client result with --bench gives it, no --metrics histogram/counter gives it, and the log "
+                    "prints no per-request latency or status"
+                )
+                checks.append(
+                    SloCheck(
+                        gate=gate,
+                        metric=metric,
+                        op=op,
+                        threshold=threshold,
+                        unit=unit,
+                        measured=None,
+                        source=None,
+                        status="unknown",
+                        detail=f"{metric} unknown: {what}",
+                    )
+                )
                 continue
             value, source, bound = m
         ok = cmp(value, threshold)
@@ -181,9 +213,26 @@ def evaluate(text: str, events: Sequence[Event], metrics: Any = None) -> SloSect
         detail = f"{metric} {shown} {op} {threshold:g} {unit}: {verdict}"
         if status == "unknown":
             detail += " (the histogram's buckets bound the value on the wrong side to decide)"
-        checks.append(SloCheck(gate=gate, metric=metric, op=op, threshold=threshold, unit=unit,
-                               measured=round(value, 4), bound=bound, source=source, status=status, detail=detail))
+        checks.append(
+            SloCheck(
+                gate=gate,
+                metric=metric,
+                op=op,
+                threshold=threshold,
+                unit=unit,
+                measured=round(value, 4),
+                bound=bound,
+                source=source,
+                status=status,
+                detail=detail,
+            )
+        )
     failed = sum(c.status == "fail" for c in checks)
     unknown = sum(c.status == "unknown" for c in checks)
-    return SloSection(method=(__doc__ or "").split("\n\n", 2)[2].strip().replace("\n", " "), checks=checks,
-                      passed=failed == 0 and unknown == 0, failed=failed, unknown=unknown)
+    return SloSection(
+        method=(__doc__ or "").split("\n\n", 2)[2].strip().replace("\n", " "),
+        checks=checks,
+        passed=failed == 0 and unknown == 0,
+        failed=failed,
+        unknown=unknown,
+    )

@@ -72,12 +72,19 @@ def _verdict(mal: float | None, rate: float | None, k: int | None) -> tuple[Verd
         mal = 1 + rate / 100 * (k or 1)
     waste = f"; {100 - rate:.1f} % of drafted tokens discarded" if rate is not None else ""
     if mal >= PAYS_OFF:
-        return "pays off", f"mean acceptance length {mal:.2f} (>= {PAYS_OFF}) tokens per verification step{waste}"
+        return (
+            "pays off",
+            f"mean acceptance length {mal:.2f} (>= {PAYS_OFF}) tokens per verification step{waste}",
+        )
     if mal >= MARGINAL:
-        return "marginal", (f"mean acceptance length {mal:.2f} ({MARGINAL}-{PAYS_OFF}): the gain may not cover "
-                            f"drafting and verifying{waste}")
-    return "net cost", (f"mean acceptance length {mal:.2f} (< {MARGINAL}): almost every step yields one token, as "
-                        f"without speculation, while paying for the drafts{waste}; spec decode is a net cost here")
+        return "marginal", (
+            f"mean acceptance length {mal:.2f} ({MARGINAL}-{PAYS_OFF}): the gain may not cover "
+            f"drafting and verifying{waste}"
+        )
+    return "net cost", (
+        f"mean acceptance length {mal:.2f} (< {MARGINAL}): almost every step yields one token, as "
+        f"without speculation, while paying for the drafts{waste}; spec decode is a net cost here"
+    )
 
 
 def _k(data: RunData, df: pl.DataFrame) -> int | None:
@@ -92,7 +99,9 @@ def _k(data: RunData, df: pl.DataFrame) -> int | None:
     return data.settings.int("speculative_tokens")
 
 
-def _vllm_figures(rows: list[dict[str, object]], k: int | None) -> tuple[SpecFigures, list[float] | None, int, int]:
+def _vllm_figures(
+    rows: list[dict[str, object]], k: int | None
+) -> tuple[SpecFigures, list[float] | None, int, int]:
     acc_sum = drafted_sum = 0
     drafts_sum = 0.0
     pp: list[float] | None = None
@@ -140,7 +149,9 @@ def _vllm_figures(rows: list[dict[str, object]], k: int | None) -> tuple[SpecFig
     mal_all = 1 + acc_sum / drafts_sum if drafts_sum else (mean(mals) if mals else None)
     rate_all = 100 * acc_sum / drafted_sum if drafted_sum else (mean(rates) if rates else None)
     fig = SpecFigures(
-        windows=len(rows), mean_acceptance_length=r(mal_all, 3), acceptance_rate_pct=r(rate_all, 2),
+        windows=len(rows),
+        mean_acceptance_length=r(mal_all, 3),
+        acceptance_rate_pct=r(rate_all, 2),
         accepted_tok_s=r(mean(acc_rates), 2) if acc_rates else None,
         drafted_tok_s=r(mean(dr_rates), 2) if dr_rates else None,
         wasted_draft_pct=r(100 - rate_all, 2) if rate_all is not None else None,
@@ -165,7 +176,11 @@ def _difference(df: pl.DataFrame) -> list[dict[str, object]]:
             delta[key] = cur - before if cur is not None and before is not None and cur >= before else cur
             d[key] = delta[key]
         acc, dr, em = delta["accepted_tokens"], delta["drafted_tokens"], delta["emitted_tokens"]
-        dt = row["t_s"] - prev["t_s"] if prev is not None and prev["t_s"] is not None and row["t_s"] is not None else None
+        dt = (
+            row["t_s"] - prev["t_s"]
+            if prev is not None and prev["t_s"] is not None and row["t_s"] is not None
+            else None
+        )
         ok = dt is not None and dt > 0
         d["accepted_tok_s"] = acc / dt if ok and dt and acc is not None else None
         d["drafted_tok_s"] = dr / dt if ok and dt and dr is not None else None
@@ -197,12 +212,16 @@ def _sglang_figures(df: pl.DataFrame, k: int | None) -> SpecFigures:
         dr_tok = [g / a * k for g, a in zip(gens, als, strict=True) if a > 0]
     rvals = [x for x in rates if x is not None]
     return SpecFigures(
-        windows=rows.height, mean_acceptance_length=r(mal, 3), acceptance_rate_pct=r(rate, 2),
-        accepted_tok_s=r(mean(acc_tok), 2) if acc_tok else None, drafted_tok_s=r(mean(dr_tok), 2) if dr_tok else None,
+        windows=rows.height,
+        mean_acceptance_length=r(mal, 3),
+        acceptance_rate_pct=r(rate, 2),
+        accepted_tok_s=r(mean(acc_tok), 2) if acc_tok else None,
+        drafted_tok_s=r(mean(dr_tok), 2) if dr_tok else None,
         wasted_draft_pct=r(100 - rate, 2) if rate is not None else None,
         acceptance_length_range=(min(als), max(als)) if als else None,
         acceptance_rate_range_pct=(round(min(rvals), 2), round(max(rvals), 2)) if rvals else None,
-        start_line=int(rows["line"][0]) if rows.height else None, end_line=int(rows["line"][-1]) if rows.height else None,
+        start_line=int(rows["line"][0]) if rows.height else None,
+        end_line=int(rows["line"][-1]) if rows.height else None,
     )
 
 
@@ -223,19 +242,28 @@ def _absent(data: RunData) -> NotApplicable:
         what = f"{method}" + (f", {k} tokens" if k else "")
         where = f"speculative decoding is configured ({what}, line {s.lines.get('speculative_method')})"
         if not data.frame("throughput").height and not data.frame("decode_batch").height:
-            return NotApplicable(reason=f"{where} but the log has no decode activity at all (no stats or decode lines)")
+            return NotApplicable(
+                reason=f"{where} but the log has no decode activity at all (no stats or decode lines)"
+            )
         if data.engine == "vllm":
-            return NotApplicable(reason=(
-                f"{where} but the log has no acceptance lines: nothing was drafted in any interval (vLLM prints "
-                "`SpecDecoding metrics` only for intervals with drafts; an ngram drafter finds no match on random "
-                "text)"))
+            return NotApplicable(
+                reason=(
+                    f"{where} but the log has no acceptance lines: nothing was drafted in any interval (vLLM prints "
+                    "`SpecDecoding metrics` only for intervals with drafts; an ngram drafter finds no match on random "
+                    "text)"
+                )
+            )
         return NotApplicable(reason=f"{where} but no decode line carries an acceptance figure (`accept len`)")
     if on is False:
         return NotApplicable(reason="speculative decoding is not configured (speculative config is None)")
-    return NotApplicable(reason="no speculative-decoding lines and no speculative setting in the configuration")
+    return NotApplicable(
+        reason="no speculative-decoding lines and no speculative setting in the configuration"
+    )
 
 
-def spec_decode(data: RunData, stable: StableDecode | NotApplicable | None = None) -> SpecDecode | NotApplicable:
+def spec_decode(
+    data: RunData, stable: StableDecode | NotApplicable | None = None
+) -> SpecDecode | NotApplicable:
     """Speculative-decoding value of the run (see the module docstring)."""
     sd = data.frame("spec_decode")
     dec = data.frame("decode_batch")
@@ -254,11 +282,17 @@ def spec_decode(data: RunData, stable: StableDecode | NotApplicable | None = Non
         if sub is not None:
             keep = set(sub["seq"].to_list())
             seg = _vllm_figures([x for x in rows if x["seq"] in keep], k)[0]
-        src = "vLLM V0 Speculative metrics lines (cumulative)" if cumulative else "vLLM SpecDecoding metrics lines"
-        method = (f"{fig.windows} {src}: acceptance rate = sum of accepted / sum of drafted tokens; mean acceptance "
-                  f"length = 1 + sum of accepted / sum of drafts (a window's drafts = drafted / k where that matches "
-                  f"its printed length, else accepted / (length - 1)); per-position rates weighted by drafts; "
-                  f"accepted and drafted tok/s are the mean of the windows' rates")
+        src = (
+            "vLLM V0 Speculative metrics lines (cumulative)"
+            if cumulative
+            else "vLLM SpecDecoding metrics lines"
+        )
+        method = (
+            f"{fig.windows} {src}: acceptance rate = sum of accepted / sum of drafted tokens; mean acceptance "
+            f"length = 1 + sum of accepted / sum of drafts (a window's drafts = drafted / k where that matches "
+            f"its printed length, else accepted / (length - 1)); per-position rates weighted by drafts; "
+            f"accepted and drafted tok/s are the mean of the windows' rates"
+        )
         if cumulative:
             method += "; the counters are since start, so consecutive lines were differenced"
     elif dec.height and dec["accept_len"].drop_nulls().len():
@@ -268,21 +302,38 @@ def spec_decode(data: RunData, stable: StableDecode | NotApplicable | None = Non
         sub = _in_segment(dec, stable)
         seg = _sglang_figures(sub, k) if sub is not None else None
         src = "SGLang Decode batch lines (accept len / accept rate)"
-        method = (f"{fig.windows} {src}, weighted by each line's running requests (every line covers the same "
-                  f"number of decode steps); accepted tok/s = gen throughput x (accept len - 1) / accept len, "
-                  f"drafted tok/s = accepted / acceptance rate")
+        method = (
+            f"{fig.windows} {src}, weighted by each line's running requests (every line covers the same "
+            f"number of decode steps); accepted tok/s = gen throughput x (accept len - 1) / accept len, "
+            f"drafted tok/s = accepted / acceptance rate"
+        )
     else:
         return _absent(data)
     if seg is not None:
-        method += f"; `stable_segment` repeats this over the {seg.windows} windows of the stable decode segment"
+        method += (
+            f"; `stable_segment` repeats this over the {seg.windows} windows of the stable decode segment"
+        )
     main = seg if seg is not None and seg.mean_acceptance_length is not None else fig
     verdict, why = _verdict(main.mean_acceptance_length, main.acceptance_rate_pct, k)
-    method += (f". Verdict on the mean acceptance length{' of the stable segment' if main is seg else ''}: "
-               f">= {PAYS_OFF} pays off, {MARGINAL}-{PAYS_OFF} marginal, < {MARGINAL} net cost.")
+    method += (
+        f". Verdict on the mean acceptance length{' of the stable segment' if main is seg else ''}: "
+        f">= {PAYS_OFF} pays off, {MARGINAL}-{PAYS_OFF} marginal, < {MARGINAL} net cost."
+    )
     return SpecDecode(
-        method=method, source=src, speculative_method=str(method_name) if method_name is not None else None,
-        draft_tokens=k, mean_acceptance_length=fig.mean_acceptance_length, acceptance_rate_pct=fig.acceptance_rate_pct,
-        accepted_tok_s=fig.accepted_tok_s, drafted_tok_s=fig.drafted_tok_s, wasted_draft_pct=fig.wasted_draft_pct,
-        per_position_acceptance=per_pos, verdict=verdict, verdict_reason=why,
-        accepted_tokens=acc or None, drafted_tokens=drafted or None, run=fig, stable_segment=seg,
+        method=method,
+        source=src,
+        speculative_method=str(method_name) if method_name is not None else None,
+        draft_tokens=k,
+        mean_acceptance_length=fig.mean_acceptance_length,
+        acceptance_rate_pct=fig.acceptance_rate_pct,
+        accepted_tok_s=fig.accepted_tok_s,
+        drafted_tok_s=fig.drafted_tok_s,
+        wasted_draft_pct=fig.wasted_draft_pct,
+        per_position_acceptance=per_pos,
+        verdict=verdict,
+        verdict_reason=why,
+        accepted_tokens=acc or None,
+        drafted_tokens=drafted or None,
+        run=fig,
+        stable_segment=seg,
     )

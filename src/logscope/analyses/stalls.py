@@ -55,18 +55,24 @@ from logscope.events import Event
 STALL_FRACTION = 0.10  # near zero: below this share of the run's sustained peak (aggregate and per request)
 MIN_STALL_WINDOWS = 3
 MIN_DEADLOCK_WINDOWS = 2
-MIN_HELD_WINDOWS = 6  # a queue nobody is admitted from, with the KV cache nearly empty: a weaker sign, more windows
+MIN_HELD_WINDOWS = (
+    6  # a queue nobody is admitted from, with the KV cache nearly empty: a weaker sign, more windows
+)
 HELD_KV_PCT = 25.0  # KV usage below which a waiting request surely fits (V1 prefills in chunks)
 MISSING_INTERVALS = 3  # a silence longer than this many intervals past the expected next line
 MIN_SILENCE_S = 30.0  # and at least this long (SGLang's interval is a second or two)
-MAX_SILENCE_S = 86400.0  # longer: lines of different days pasted together (an excerpt), not one engine's silence
+MAX_SILENCE_S = (
+    86400.0  # longer: lines of different days pasted together (an excerpt), not one engine's silence
+)
 SLACK_S = 1.5  # printed times have one-second resolution
 MAX_EVIDENCE = 5
 
 SpanKind = Literal["stalled", "deadlock", "frozen"]
 
-_SHUTDOWN = re.compile(r"\[shutdown\]|Shutting down|SIGTERM received|SIGINT received|Gracefully exiting|"
-                       r"received signal=SIG(?:TERM|INT)|KeyboardInterrupt")
+_SHUTDOWN = re.compile(
+    r"\[shutdown\]|Shutting down|SIGTERM received|SIGINT received|Gracefully exiting|"
+    r"received signal=SIG(?:TERM|INT)|KeyboardInterrupt"
+)
 
 
 class StallSpan(BaseModel):
@@ -85,7 +91,9 @@ class StallSpan(BaseModel):
     start_time: str | None = Field(None, description="the opening line's printed time")
     end_time: str | None = Field(None, description="the closing line's printed time")
     windows: int = Field(description="periodic lines inside the span (0 for a silence)")
-    missing_lines: int | None = Field(None, description="periodic lines that should have been printed (silences)")
+    missing_lines: int | None = Field(
+        None, description="periodic lines that should have been printed (silences)"
+    )
     running: int | None = Field(None, description="running requests when the span began")
     waiting: int | None = Field(None, description="waiting requests when the span began")
     mean_gen_tok_s: float | None = Field(None, description="mean generation rate of the span's windows")
@@ -97,9 +105,13 @@ class StallSpan(BaseModel):
 class Stalls(Result):
     """Spans where requests were in flight and nothing moved (possibly none)."""
 
-    interval_s: float | None = Field(None, description="the logging interval (median spacing of the periodic lines)")
+    interval_s: float | None = Field(
+        None, description="the logging interval (median spacing of the periodic lines)"
+    )
     peak_tok_s: float | None = Field(None, description="the sustained peak generation rate (aggregate)")
-    peak_per_request_tok_s: float | None = Field(None, description="the sustained peak generation rate per request")
+    peak_per_request_tok_s: float | None = Field(
+        None, description="the sustained peak generation rate per request"
+    )
     spans: list[StallSpan] = Field(default_factory=list)
 
 
@@ -126,10 +138,20 @@ class Beat:
         return self.running > 0 or (self.waiting or 0) > 0
 
 
-BEAT_SCHEMA: dict[str, pl.DataType] = {  # a track's columns: ``Beat``'s fields but the texts read off the event
-    "seq": pl.Int64(), "file": pl.Utf8(), "line": pl.Int64(), "t_s": pl.Float64(),
-    "running": pl.Int64(), "waiting": pl.Int64(), "gen_tok_s": pl.Float64(), "prefill": pl.Boolean(),
-    "decode_line": pl.Boolean(), "prompt_tok_s": pl.Float64(), "kv_usage_pct": pl.Float64(),
+BEAT_SCHEMA: dict[
+    str, pl.DataType
+] = {  # a track's columns: ``Beat``'s fields but the texts read off the event
+    "seq": pl.Int64(),
+    "file": pl.Utf8(),
+    "line": pl.Int64(),
+    "t_s": pl.Float64(),
+    "running": pl.Int64(),
+    "waiting": pl.Int64(),
+    "gen_tok_s": pl.Float64(),
+    "prefill": pl.Boolean(),
+    "decode_line": pl.Boolean(),
+    "prompt_tok_s": pl.Float64(),
+    "kv_usage_pct": pl.Float64(),
 }
 
 
@@ -155,8 +177,23 @@ class _Track:
         out = []
         for seq, file, line, t_s, running, waiting, gen, prefill, decode_line, prompt, kv in rows.iter_rows():
             e = self.events[seq]
-            out.append(Beat(seq, file, line, t_s, e.time, running, waiting, gen, prefill, decode_line, e.process,
-                            prompt, kv))
+            out.append(
+                Beat(
+                    seq,
+                    file,
+                    line,
+                    t_s,
+                    e.time,
+                    running,
+                    waiting,
+                    gen,
+                    prefill,
+                    decode_line,
+                    e.process,
+                    prompt,
+                    kv,
+                )
+            )
         return out
 
     def beat(self, i: int) -> Beat | None:
@@ -193,19 +230,30 @@ def _make_tracks(data: RunData) -> list[_Track]:
     for s in series:
         df = s.frame.with_columns(pl.lit(True).alias("decode_line"))
         if not vllm:  # an SGLang decode window's Beat carries neither (the prefill lines are in the track)
-            df = df.with_columns(pl.lit(None, pl.Float64).alias("prompt_tok_s"),
-                                 pl.lit(None, pl.Float64).alias("kv_usage_pct"))
+            df = df.with_columns(
+                pl.lit(None, pl.Float64).alias("prompt_tok_s"), pl.lit(None, pl.Float64).alias("kv_usage_pct")
+            )
             pre = data.frame("prefill_batch").filter(pl.col("t_s").is_not_null())
             if pre.height:
                 pre = pre.with_columns(pl.coalesce(pl.col("dp_rank"), pl.lit(0)).cast(pl.Utf8).alias("key"))
                 pre = one_rank(pre.filter(pl.col("key") == s.key)).select(
-                    "seq", "file", "line", "t_s", pl.col("running").fill_null(0), pl.col("queue").alias("waiting"),
-                    pl.lit(None, pl.Float64).alias("gen_tok_s"), pl.lit(True).alias("prefill"),
+                    "seq",
+                    "file",
+                    "line",
+                    "t_s",
+                    pl.col("running").fill_null(0),
+                    pl.col("queue").alias("waiting"),
+                    pl.lit(None, pl.Float64).alias("gen_tok_s"),
+                    pl.lit(True).alias("prefill"),
                     pl.lit(False).alias("decode_line"),
                 )
-                df = pl.concat([df.select(list(BEAT_SCHEMA)).cast(BEAT_SCHEMA),  # type: ignore[arg-type]
-                                pre.cast({k: v for k, v in BEAT_SCHEMA.items() if k in pre.columns})],
-                               how="diagonal")
+                df = pl.concat(
+                    [
+                        df.select(list(BEAT_SCHEMA)).cast(BEAT_SCHEMA),  # type: ignore[arg-type]
+                        pre.cast({k: v for k, v in BEAT_SCHEMA.items() if k in pre.columns}),
+                    ],
+                    how="diagonal",
+                )
         df = df.select(list(BEAT_SCHEMA)).cast(BEAT_SCHEMA)  # type: ignore[arg-type]
         df = (df if df["seq"].is_sorted() else df.sort("seq")).with_row_index("i")
         out.append(_Track(s.label, df, s.interval, vllm, data.events))
@@ -241,7 +289,8 @@ def _peaks(track: _Track) -> tuple[float | None, float | None]:
         ).filter(pl.col("running") > 0)
         d = d.select(
             (pl.col("_after_idle") | ~pl.col("_contiguous")).cum_sum().alias("run"),
-            pl.col("gen_tok_s").alias("agg"), (pl.col("gen_tok_s") / pl.col("running")).alias("per"),
+            pl.col("gen_tok_s").alias("agg"),
+            (pl.col("gen_tok_s") / pl.col("running")).alias("per"),
         )
         m = d.select(_median3("agg").max(), _median3("per").max())
         track.peaks = (m.item(0, 0), m.item(0, 1))
@@ -270,8 +319,13 @@ def _near_zero(b: Beat, peak: float | None, peak_per: float | None) -> bool:
 def _deadlocked() -> pl.Expr:
     """A decode window with Running 0 and a queue in which nothing was generated or prefilled."""
     gen = pl.col("gen_tok_s")
-    return (pl.col("decode_line") & (pl.col("running") == 0) & (pl.col("waiting").fill_null(0) > 0)
-            & (gen.is_null() | (gen == 0)) & ~pl.col("prefill").fill_null(False))
+    return (
+        pl.col("decode_line")
+        & (pl.col("running") == 0)
+        & (pl.col("waiting").fill_null(0) > 0)
+        & (gen.is_null() | (gen == 0))
+        & ~pl.col("prefill").fill_null(False)
+    )
 
 
 def _dur(seconds: float) -> str:
@@ -298,8 +352,14 @@ def _inside(data: RunData, file: str, seq0: int, seq1: int | None, t0: float, t1
         e = events[i]
         if e.file != file or e.t_s is None or not (t0 < e.t_s <= t1):
             continue
-        rank = 0 if e.kind in ("warning", "error", "oom") or (e.level or "").upper() in ("WARNING", "ERROR") else 1
-        found.append((rank, i, Evidence(file=e.file, line=e.line, text=e.raw.split("\n", 1)[0].rstrip()[:500])))
+        rank = (
+            0
+            if e.kind in ("warning", "error", "oom") or (e.level or "").upper() in ("WARNING", "ERROR")
+            else 1
+        )
+        found.append(
+            (rank, i, Evidence(file=e.file, line=e.line, text=e.raw.split("\n", 1)[0].rstrip()[:500]))
+        )
     found.sort(key=lambda x: (x[0], x[1]))
     return [ev for _r, _i, ev in found[:3]]
 
@@ -323,16 +383,39 @@ def _log_end(data: RunData, after: Beat) -> tuple[int | None, float | None, str 
     return last
 
 
-def _span(kind: SpanKind, track: _Track, first: Beat, last: Beat, end_t: float, end_time: str | None,
-          windows: list[Beat], resumed: bool, detail: str, evidence: list[Evidence],
-          missing: int | None = None) -> StallSpan:
+def _span(
+    kind: SpanKind,
+    track: _Track,
+    first: Beat,
+    last: Beat,
+    end_t: float,
+    end_time: str | None,
+    windows: list[Beat],
+    resumed: bool,
+    detail: str,
+    evidence: list[Evidence],
+    missing: int | None = None,
+) -> StallSpan:
     gens = [b.gen_tok_s for b in windows if b.gen_tok_s is not None]
     return StallSpan(
-        kind=kind, engine=track.label, file=first.file, start_line=first.line, end_line=last.line,
-        start_t_s=first.t_s, end_t_s=end_t, duration_s=round(end_t - first.t_s, 3), start_time=first.time,
-        end_time=end_time, windows=len(windows), missing_lines=missing, running=first.running,
-        waiting=first.waiting, mean_gen_tok_s=r(sum(gens) / len(gens)) if gens else None, resumed=resumed,
-        detail=detail, evidence=evidence[:MAX_EVIDENCE],
+        kind=kind,
+        engine=track.label,
+        file=first.file,
+        start_line=first.line,
+        end_line=last.line,
+        start_t_s=first.t_s,
+        end_t_s=end_t,
+        duration_s=round(end_t - first.t_s, 3),
+        start_time=first.time,
+        end_time=end_time,
+        windows=len(windows),
+        missing_lines=missing,
+        running=first.running,
+        waiting=first.waiting,
+        mean_gen_tok_s=r(sum(gens) / len(gens)) if gens else None,
+        resumed=resumed,
+        detail=detail,
+        evidence=evidence[:MAX_EVIDENCE],
     )
 
 
@@ -340,7 +423,9 @@ def _runs(track: _Track, rows: pl.DataFrame, mask: pl.Expr, interval: float, min
     """Track indexes (``i``) of the runs of consecutive ``rows`` that satisfy ``mask``, each next to the
     previous one in time (``_contiguous``), ``min_len`` or longer."""
     d = rows.select("i", mask.alias("_m"), track.contiguous(interval).fill_null(False).alias("_c"))
-    d = d.with_columns((pl.col("_m") & ~(pl.col("_m").shift(1).fill_null(False) & pl.col("_c"))).cum_sum().alias("run"))
+    d = d.with_columns(
+        (pl.col("_m") & ~(pl.col("_m").shift(1).fill_null(False) & pl.col("_c"))).cum_sum().alias("run")
+    )
     groups = d.filter(pl.col("_m")).group_by("run", maintain_order=True).agg(pl.col("i"))
     return [ix for ix in groups["i"].to_list() if len(ix) >= min_len]
 
@@ -355,8 +440,15 @@ def _stalled_runs(track: _Track, peak: float | None, peak_per: float | None) -> 
 def _held(b: Beat, cap: int | None) -> bool:
     """A vLLM window where requests waited, nothing was prefilled (nobody admitted) and the KV cache was
     nearly empty, with the batch below ``max_num_seqs`` when the log says it."""
-    return (b.decode_line and (b.waiting or 0) > 0 and b.running > 0 and b.prompt_tok_s == 0.0
-            and b.kv_usage_pct is not None and b.kv_usage_pct < HELD_KV_PCT and (cap is None or b.running < cap))
+    return (
+        b.decode_line
+        and (b.waiting or 0) > 0
+        and b.running > 0
+        and b.prompt_tok_s == 0.0
+        and b.kv_usage_pct is not None
+        and b.kv_usage_pct < HELD_KV_PCT
+        and (cap is None or b.running < cap)
+    )
 
 
 def _held_runs(track: _Track, cap: int | None) -> list[list[int]]:
@@ -369,8 +461,13 @@ def _held_runs(track: _Track, cap: int | None) -> list[list[int]]:
     runs: list[list[int]] = []
     cur: list[int] = []
     for k, b in enumerate(beats):
-        if (_held(b, cap) and cur and _contiguous(beats[cur[-1]], b, interval) and b.running == beats[cur[0]].running
-                and (b.waiting or 0) >= (beats[cur[-1]].waiting or 0)):
+        if (
+            _held(b, cap)
+            and cur
+            and _contiguous(beats[cur[-1]], b, interval)
+            and b.running == beats[cur[0]].running
+            and (b.waiting or 0) >= (beats[cur[-1]].waiting or 0)
+        ):
             cur.append(k)
             continue
         if len(cur) >= MIN_HELD_WINDOWS:
@@ -394,14 +491,19 @@ def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
         run = track.beats(ix)
         a, z = run[0], run[-1]
         nxt = track.beat(ix[-1] + 1)
-        ev = [_ev(data, a)] + [_ev(data, b) for b in run[1:-1][:MAX_EVIDENCE - 2]] + [_ev(data, z)]
-        ref = (f" (the run's sustained peak: {r(peak)} tok/s, {r(peak_per, 3)} tok/s per request)"
-               if peak is not None and peak_per is not None else "")
+        ev = [_ev(data, a)] + [_ev(data, b) for b in run[1:-1][: MAX_EVIDENCE - 2]] + [_ev(data, z)]
+        ref = (
+            f" (the run's sustained peak: {r(peak)} tok/s, {r(peak_per, 3)} tok/s per request)"
+            if peak is not None and peak_per is not None
+            else ""
+        )
         gens = [b.gen_tok_s or 0.0 for b in run]
         lo, hi = min(b.running for b in run), max(b.running for b in run)
-        detail = (f"{len(run)} consecutive windows with {lo if lo == hi else f'{lo}-{hi}'} requests running"
-                  f"{'' if not any((b.waiting or 0) for b in run) else ' and up to ' + str(max(b.waiting or 0 for b in run)) + ' waiting'}"
-                  f" generated {r(min(gens))}-{r(max(gens))} tok/s and prefilled nothing{ref}")
+        detail = (
+            f"{len(run)} consecutive windows with {lo if lo == hi else f'{lo}-{hi}'} requests running"
+            f"{'' if not any((b.waiting or 0) for b in run) else ' and up to ' + str(max(b.waiting or 0 for b in run)) + ' waiting'}"
+            f" generated {r(min(gens))}-{r(max(gens))} tok/s and prefilled nothing{ref}"
+        )
         spans.append(_span("stalled", track, a, z, z.t_s, z.time, run, nxt is not None, detail, ev))
 
     # a queue nobody is admitted from while the KV cache is nearly empty (a stall at any rate)
@@ -412,14 +514,16 @@ def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
         run = track.beats(ix)
         a, z = run[0], run[-1]
         nxt = track.beat(ix[-1] + 1)
-        ev = [_ev(data, a)] + [_ev(data, b) for b in run[1:-1][:MAX_EVIDENCE - 2]] + [_ev(data, z)]
+        ev = [_ev(data, a)] + [_ev(data, b) for b in run[1:-1][: MAX_EVIDENCE - 2]] + [_ev(data, z)]
         gens = [b.gen_tok_s or 0.0 for b in run]
         kv = max(b.kv_usage_pct or 0.0 for b in run)
         waits = sorted({b.waiting or 0 for b in run})
         queue = f"{waits[0]}" if len(waits) == 1 else f"{waits[0]}-{waits[-1]}"
-        detail = (f"{len(run)} consecutive windows with {a.running} running and {queue} "
-                  f"waiting admitted nobody (prompt throughput 0, the running count unchanged, the queue not shorter) "
-                  f"while the KV cache was at most {r(kv, 1)} % full; {r(min(gens))}-{r(max(gens))} tok/s generated")
+        detail = (
+            f"{len(run)} consecutive windows with {a.running} running and {queue} "
+            f"waiting admitted nobody (prompt throughput 0, the running count unchanged, the queue not shorter) "
+            f"while the KV cache was at most {r(kv, 1)} % full; {r(min(gens))}-{r(max(gens))} tok/s generated"
+        )
         spans.append(_span("stalled", track, a, z, z.t_s, z.time, run, nxt is not None, detail, ev))
 
     # deadlock (running 0, queue, nothing done) and frozen (silence with requests in flight)
@@ -438,18 +542,33 @@ def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
         if len(group) >= MIN_DEADLOCK_WINDOWS or silence_end[1] is not None:
             end_t, end_time = z.t_s, z.time
             ev = [_ev(data, x) for x in group[:MAX_EVIDENCE]]
-            detail = (f"{len(group)} window(s) with Running 0 and {group[0].waiting} waiting, nothing generated "
-                      "or prefilled")
+            detail = (
+                f"{len(group)} window(s) with Running 0 and {group[0].waiting} waiting, nothing generated "
+                "or prefilled"
+            )
             if silence_end[1] is not None:
                 end_t, end_time = silence_end[1], silence_end[2]
                 used_silence.add(z.seq)
-                detail += (f", then no periodic line for {_dur(end_t - z.t_s)}"
-                           + (" (until the next one)" if nxt is not None else " (to the end of the log)"))
-                ev = ev[:MAX_EVIDENCE - 3] + _inside(data, z.file, z.seq, silence_end[0], z.t_s, end_t)
+                detail += f", then no periodic line for {_dur(end_t - z.t_s)}" + (
+                    " (until the next one)" if nxt is not None else " (to the end of the log)"
+                )
+                ev = ev[: MAX_EVIDENCE - 3] + _inside(data, z.file, z.seq, silence_end[0], z.t_s, end_t)
                 if nxt is not None:
                     ev.append(_ev(data, nxt))
-            spans.append(_span("deadlock", track, group[0], nxt if (nxt is not None and silence_end[1] is not None)
-                               else z, end_t, end_time, group, nxt is not None, detail, ev))
+            spans.append(
+                _span(
+                    "deadlock",
+                    track,
+                    group[0],
+                    nxt if (nxt is not None and silence_end[1] is not None) else z,
+                    end_t,
+                    end_time,
+                    group,
+                    nxt is not None,
+                    detail,
+                    ev,
+                )
+            )
 
     # a silence follows the lines whose next one comes after ``limit``, and the last line
     silent = track.df.filter(((pl.col("t_s").shift(-1) - pl.col("t_s")) > limit) | (pl.col("i") == n - 1))
@@ -479,13 +598,17 @@ def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
         if track.vllm and b.running > 0:
             held.append(f"{b.running} running")
         if not held and not track.vllm and nxt is not None and nxt.decode_line and nxt.running > 0:
-            held.append(f"{nxt.running} running when the lines resumed with a Decode batch line and no prefill "
-                        "between")
+            held.append(
+                f"{nxt.running} running when the lines resumed with a Decode batch line and no prefill "
+                "between"
+            )
         if not held:
             continue  # the load had ended: an idle engine prints nothing
         missing = max(0, int(gap / interval) - 1)
-        detail = (f"no periodic line for {_dur(gap)} (about {missing} missing at the ~{r(interval, 1)} s interval) "
-                  f"with {', '.join(held)}")
+        detail = (
+            f"no periodic line for {_dur(gap)} (about {missing} missing at the ~{r(interval, 1)} s interval) "
+            f"with {', '.join(held)}"
+        )
         if b.gen_tok_s is not None and b.decode_line:
             detail += f"; the last line before it showed {r(b.gen_tok_s)} tok/s"
         if nxt is None:
@@ -494,7 +617,9 @@ def _track_spans(data: RunData, track: _Track) -> list[StallSpan]:
         if nxt is not None:
             ev.append(_ev(data, nxt))
         closing = nxt if nxt is not None else b
-        sp = _span("frozen", track, b, closing, b.t_s + gap, stop_time, [], nxt is not None, detail, ev, missing)
+        sp = _span(
+            "frozen", track, b, closing, b.t_s + gap, stop_time, [], nxt is not None, detail, ev, missing
+        )
         if nxt is None and stop_seq is not None:
             sp = sp.model_copy(update={"end_line": data.events[stop_seq].line})
         spans.append(sp)
@@ -513,8 +638,10 @@ def stalls(data: RunData) -> Stalls | NotApplicable:
 def _stalls(data: RunData) -> Stalls | NotApplicable:
     tracks = _tracks(data)
     if not tracks:
-        return NotApplicable(reason="no periodic lines (vLLM stats lines, SGLang Decode batch lines) to follow the "
-                                    "engine's progress with")
+        return NotApplicable(
+            reason="no periodic lines (vLLM stats lines, SGLang Decode batch lines) to follow the "
+            "engine's progress with"
+        )
     spans: list[StallSpan] = []
     for tr in tracks:
         spans += _track_spans(data, tr)
@@ -523,18 +650,25 @@ def _stalls(data: RunData) -> Stalls | NotApplicable:
     peak, peak_per = _peaks(main)
     interval = main.interval
     src = "vLLM stats lines" if main.vllm else "SGLang Decode batch and Prefill batch lines"
-    method = (f"Per engine, the {src} in time order (logging interval ~{r(interval, 1) if interval else '?'} s, the "
-              f"median spacing). Stalled: {MIN_STALL_WINDOWS}+ consecutive windows with requests running, no prefill and "
-              f"generation below {STALL_FRACTION:.0%} of the sustained peak (highest median of 3 consecutive busy "
-              f"windows) both in aggregate and per request, or exactly 0; or (vLLM) {MIN_HELD_WINDOWS}+ windows with a queue "
-              f"nobody was admitted from (prompt throughput 0, running unchanged, queue not shorter) while the KV cache "
-              f"was under {HELD_KV_PCT:g} % full. Deadlock: Running 0 with a waiting queue and "
-              f"nothing generated or prefilled, for {MIN_DEADLOCK_WINDOWS}+ windows or followed by silence. Frozen: no "
-              f"periodic line for more than {MISSING_INTERVALS} intervals past the expected one (and at least "
-              f"{MIN_SILENCE_S:g} s, at most a day) while the last line showed requests in flight; silence after the load "
-              "ended is idle (vLLM logs idle windows at DEBUG), silence across a process change is a restart.")
-    return Stalls(method=method, interval_s=r(interval, 3), peak_tok_s=r(peak), peak_per_request_tok_s=r(peak_per, 3),
-                  spans=spans)
+    method = (
+        f"Per engine, the {src} in time order (logging interval ~{r(interval, 1) if interval else '?'} s, the "
+        f"median spacing). Stalled: {MIN_STALL_WINDOWS}+ consecutive windows with requests running, no prefill and "
+        f"generation below {STALL_FRACTION:.0%} of the sustained peak (highest median of 3 consecutive busy "
+        f"windows) both in aggregate and per request, or exactly 0; or (vLLM) {MIN_HELD_WINDOWS}+ windows with a queue "
+        f"nobody was admitted from (prompt throughput 0, running unchanged, queue not shorter) while the KV cache "
+        f"was under {HELD_KV_PCT:g} % full. Deadlock: Running 0 with a waiting queue and "
+        f"nothing generated or prefilled, for {MIN_DEADLOCK_WINDOWS}+ windows or followed by silence. Frozen: no "
+        f"periodic line for more than {MISSING_INTERVALS} intervals past the expected one (and at least "
+        f"{MIN_SILENCE_S:g} s, at most a day) while the last line showed requests in flight; silence after the load "
+        "ended is idle (vLLM logs idle windows at DEBUG), silence across a process change is a restart."
+    )
+    return Stalls(
+        method=method,
+        interval_s=r(interval, 3),
+        peak_tok_s=r(peak),
+        peak_per_request_tok_s=r(peak_per, 3),
+        spans=spans,
+    )
 
 
 def stalled_seqs(data: RunData) -> frozenset[int]:
@@ -544,11 +678,17 @@ def stalled_seqs(data: RunData) -> frozenset[int]:
         res = stalls(data)
         out: set[int] = set()
         if isinstance(res, Stalls):
-            bounds = [(s.engine, s.file, s.start_t_s, s.end_t_s) for s in res.spans
-                      if s.kind in ("stalled", "deadlock")]
+            bounds = [
+                (s.engine, s.file, s.start_t_s, s.end_t_s)
+                for s in res.spans
+                if s.kind in ("stalled", "deadlock")
+            ]
             for tr in _tracks(data) if bounds else []:
-                inside = [(pl.col("file") == f) & (pl.col("t_s") >= t0) & (pl.col("t_s") <= t1)
-                          for g, f, t0, t1 in bounds if g == tr.label]
+                inside = [
+                    (pl.col("file") == f) & (pl.col("t_s") >= t0) & (pl.col("t_s") <= t1)
+                    for g, f, t0, t1 in bounds
+                    if g == tr.label
+                ]
                 if inside:
                     out.update(tr.df.filter(pl.any_horizontal(inside))["seq"].to_list())
         data.memo["stalled_seqs"] = frozenset(out)

@@ -59,7 +59,8 @@ METHOD = (
     "machine) by an amount one run cannot measure, taken to be one sample's spread: var(log mean) = (s / mean)^2 "
     "(1 / n_eff + 1); a Welch t-interval on the log ratio. Steady runs get narrow intervals, noisy ones wide. "
     "'none': one number per side (a client's summary, a histogram's percentile) carries no noise estimate: no "
-    "interval, INCONCLUSIVE.")
+    "interval, INCONCLUSIVE."
+)
 
 Outcome = Literal["PASS", "FAIL", "INCONCLUSIVE"]
 Better = Literal["higher", "lower"]
@@ -86,12 +87,15 @@ class MetricVerdict(BaseModel):
     method: str = Field(description='"windows", "requests", "runs" or "none" (one number per side)')
     samples_base: int | None = None
     samples_other: int | None = None
-    effective_base: float | None = Field(None, description="windows: the effective sample size after autocorrelation")
+    effective_base: float | None = Field(
+        None, description="windows: the effective sample size after autocorrelation"
+    )
     effective_other: float | None = None
     source: str = Field(description="where both values come from")
 
 
 # --- Student's t quantile (our own: the regularized incomplete beta by its continued fraction) ---
+
 
 def _betacf(a: float, b: float, x: float) -> float:
     tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
@@ -150,6 +154,7 @@ def t_quantile(p: float, df: float) -> float:
 
 # --- the estimators ---
 
+
 def _mean_var(xs: Sequence[float]) -> tuple[float, float]:
     m = sum(xs) / len(xs)
     return m, sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
@@ -171,7 +176,11 @@ def effective_n(xs: Sequence[float]) -> float:
 
 
 def log_ratio_interval(
-    base: Sequence[float], other: Sequence[float], n_base: float, n_other: float, pooled: bool = False,
+    base: Sequence[float],
+    other: Sequence[float],
+    n_base: float,
+    n_other: float,
+    pooled: bool = False,
     level: float = LEVEL,
 ) -> tuple[float, float, float]:
     """(change, low, high) as fractions: OTHER's mean / BASE's - 1 and its t-interval on the log scale.
@@ -196,7 +205,10 @@ def log_ratio_interval(
 
 
 def single_run_interval(
-    base: Sequence[float], other: Sequence[float], center: tuple[float, float] | None = None, level: float = LEVEL,
+    base: Sequence[float],
+    other: Sequence[float],
+    center: tuple[float, float] | None = None,
+    level: float = LEVEL,
 ) -> tuple[float, float, float, float, float]:
     """(change, low, high, n_eff base, n_eff other) for one run per side, its samples ``base`` and
     ``other`` (windows, or the statistic of blocks of consecutive requests), as fractions.
@@ -241,7 +253,9 @@ def statistic(xs: Sequence[float], stat: str) -> float:
     return s[lo] + (s[hi] - s[lo]) * (q - lo)
 
 
-def decide(change: float, low: float, high: float, threshold_pct: float, better: Better) -> tuple[Outcome, str]:
+def decide(
+    change: float, low: float, high: float, threshold_pct: float, better: Better
+) -> tuple[Outcome, str]:
     """The verdict for a change and its interval (fractions), and why."""
     sign = -1.0 if better == "higher" else 1.0  # worse = positive
     w, a, b = sign * change * 100, sign * low * 100, sign * high * 100
@@ -254,13 +268,19 @@ def decide(change: float, low: float, high: float, threshold_pct: float, better:
     if worst < threshold_pct:
         return "PASS", f"{span}: at worst {worst:.1f} % {word}, within the {threshold_pct:g} % threshold"
     if best > 0 and w > threshold_pct:
-        return "FAIL", (f"{span}: {word} by more than the {threshold_pct:g} % threshold, and the whole interval "
-                        f"is {word} (it excludes no change)")
+        return "FAIL", (
+            f"{span}: {word} by more than the {threshold_pct:g} % threshold, and the whole interval "
+            f"is {word} (it excludes no change)"
+        )
     if best > 0:
-        return "INCONCLUSIVE", (f"{span}: {word} (the whole interval is), but by less than the "
-                                f"{threshold_pct:g} % threshold at its best estimate")
-    return "INCONCLUSIVE", (f"{span}: the interval holds both no change and a change past the {threshold_pct:g} % "
-                            "threshold; more samples (longer or repeated runs) would decide")
+        return "INCONCLUSIVE", (
+            f"{span}: {word} (the whole interval is), but by less than the "
+            f"{threshold_pct:g} % threshold at its best estimate"
+        )
+    return "INCONCLUSIVE", (
+        f"{span}: the interval holds both no change and a change past the {threshold_pct:g} % "
+        "threshold; more samples (longer or repeated runs) would decide"
+    )
 
 
 def parse_threshold(text: str) -> float:

@@ -29,7 +29,9 @@ class Digest(BaseModel):
 
     findings: list[Finding] = Field(default_factory=list)
     checked: list[str] = Field(default_factory=list, description="codes of the rules that looked at the run")
-    not_checked: dict[str, str] = Field(default_factory=dict, description="code -> why the rule could not look")
+    not_checked: dict[str, str] = Field(
+        default_factory=dict, description="code -> why the rule could not look"
+    )
 
 
 def _order(f: Finding) -> tuple[int, str, str, int]:
@@ -38,7 +40,11 @@ def _order(f: Finding) -> tuple[int, str, str, int]:
 
 
 def digest(
-    run: RunLike | RunData, report: Any = None, *, select: list[str] | None = None, ignore: list[str] | None = None,
+    run: RunLike | RunData,
+    report: Any = None,
+    *,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
 ) -> Digest:
     """Run every registered rule (or the ``select``ed codes, less the ``ignore``d ones) on ``run``."""
     ctx = Context(run, report)
@@ -81,6 +87,20 @@ def run_rules(run: RunLike | RunData, report: Any = None) -> list[Finding]:
 
 
 __all__ = [
-    "Confidence", "Context", "Digest", "Evidence", "Finding", "REGISTRY", "Rule", "RuleError", "Severity",
-    "all_rules", "at_or_above", "digest", "get_rule", "register", "run_rules", "text_anchors",
+    "Confidence",
+    "Context",
+    "Digest",
+    "Evidence",
+    "Finding",
+    "REGISTRY",
+    "Rule",
+    "RuleError",
+    "Severity",
+    "all_rules",
+    "at_or_above",
+    "digest",
+    "get_rule",
+    "register",
+    "run_rules",
+    "text_anchors",
 ]

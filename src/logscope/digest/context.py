@@ -119,7 +119,9 @@ class Context:
     def settings(self) -> Settings:
         return self.data.settings
 
-    def grep(self, pattern: re.Pattern[str], anchors: Iterable[str], kinds: Sequence[str] = TEXT_KINDS) -> list[Hit]:
+    def grep(
+        self, pattern: re.Pattern[str], anchors: Iterable[str], kinds: Sequence[str] = TEXT_KINDS
+    ) -> list[Hit]:
         """Lines of ``kinds`` holding one of the literal ``anchors`` and matching ``pattern``."""
         anchors = tuple(anchors)
         out: list[Hit] = []
@@ -206,7 +208,7 @@ class Context:
 def _message(first_line: str) -> str:
     """The text after an engine header (``... [file.py:12] msg``, ``[date TP0] msg``), for anchored markers."""
     m = re.search(r"\] ", first_line)
-    return first_line[m.end():] if m else first_line
+    return first_line[m.end() :] if m else first_line
 
 
 def _load(spec: str) -> Callable[..., Any] | None:
@@ -220,8 +222,11 @@ def _load(spec: str) -> Callable[..., Any] | None:
 
 
 def _call(fn: Callable[..., Any], ctx: Context) -> Any:
-    params = [p for p in inspect.signature(fn).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    params = [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     if len(params) >= 2 and params[1].name in ("stable", "stable_decode", "sd"):
         return fn(ctx.data, ctx.analysis("stable_decode"))
     return fn(ctx.data)

@@ -64,7 +64,9 @@ def index_page() -> str:
         "|---|---|---|---|---|",
     ]
     for cls in all_rules():
-        out.append(f"| [{cls.code}]({cls.code}.md) | `{cls.slug}` | {cls.severity} | {cls.confidence} | {cls.title} |")
+        out.append(
+            f"| [{cls.code}]({cls.code}.md) | `{cls.slug}` | {cls.severity} | {cls.confidence} | {cls.title} |"
+        )
     return "\n".join(out) + "\n"
 
 

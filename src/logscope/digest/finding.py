@@ -39,17 +39,26 @@ class Finding(BaseModel):
     severity: Severity
     confidence: Confidence = Field(
         description="observed: the log says it; inferred: derived from the log's numbers by a stated method; "
-                    "heuristic: a threshold or pattern that can be wrong"
+        "heuristic: a threshold or pattern that can be wrong"
     )
     title: str
     message: str = Field(description="what was found, with the numbers")
     fix: str = Field(description="what to change")
-    count: int = Field(1, description="how many times the log shows it (a Ray-deduplicated line counts N + 1)")
-    ranks: dict[str, int] = Field(default_factory=dict, description="count per rank or process, when the log says")
-    evidence: list[Evidence] = Field(default_factory=list, description=f"up to {MAX_EVIDENCE} lines that prove it")
-    lifetime: int | None = Field(None, exclude_if=lambda v: v is None,
-                                 description="the server lifetime it was found in (report `lifetimes`); only present "
-                                             "when the input holds several")
+    count: int = Field(
+        1, description="how many times the log shows it (a Ray-deduplicated line counts N + 1)"
+    )
+    ranks: dict[str, int] = Field(
+        default_factory=dict, description="count per rank or process, when the log says"
+    )
+    evidence: list[Evidence] = Field(
+        default_factory=list, description=f"up to {MAX_EVIDENCE} lines that prove it"
+    )
+    lifetime: int | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="the server lifetime it was found in (report `lifetimes`); only present "
+        "when the input holds several",
+    )
 
 
 def at_or_above(findings: Iterable[Finding], level: str) -> list[Finding]:
@@ -130,6 +139,18 @@ def evidence_list(items: Iterable[EvidenceItem], limit: int = MAX_EVIDENCE) -> l
 
 
 __all__ = [
-    "CONFIDENCES", "Confidence", "Evidence", "EvidenceItem", "Finding", "MAX_EVIDENCE", "SEVERITIES", "SEVERITY_RANK", "Severity",
-    "at_or_above", "count_ranks", "evidence_list", "evidence_of", "rank_label",
+    "CONFIDENCES",
+    "Confidence",
+    "Evidence",
+    "EvidenceItem",
+    "Finding",
+    "MAX_EVIDENCE",
+    "SEVERITIES",
+    "SEVERITY_RANK",
+    "Severity",
+    "at_or_above",
+    "count_ranks",
+    "evidence_list",
+    "evidence_of",
+    "rank_label",
 ]

@@ -91,8 +91,15 @@ class Rule:
         evs = list(events)
         count, ranks = count_ranks(evs)
         return Finding(
-            code=self.code, slug=self.slug, severity=self.severity, confidence=self.confidence, title=self.title,
-            message=message, fix=fix, count=max(count, 1), ranks=ranks,
+            code=self.code,
+            slug=self.slug,
+            severity=self.severity,
+            confidence=self.confidence,
+            title=self.title,
+            message=message,
+            fix=fix,
+            count=max(count, 1),
+            ranks=ranks,
             evidence=evidence_list(evs if evidence is None else evidence),
         )
 
@@ -139,14 +146,22 @@ class Registry:
             raise RuleError(f"{where} is not a logscope Rule")
         code = cls.code
         if not CODE.match(code or ""):
-            raise RuleError(f"rule {where} has a malformed code {code!r}: two capital letters and two digits, e.g. KV01")
+            raise RuleError(
+                f"rule {where} has a malformed code {code!r}: two capital letters and two digits, e.g. KV01"
+            )
         if code in RETIRED:
-            raise RuleError(f"rule {where} takes code {code}, retired ({RETIRED[code]}): codes are never reused")
+            raise RuleError(
+                f"rule {where} takes code {code}, retired ({RETIRED[code]}): codes are never reused"
+            )
         old = self._rules.get(code)
         if old is not None and (old.__module__, old.__qualname__) != (cls.__module__, cls.__qualname__):
-            raise RuleError(f"rule {where} takes code {code}, already used by {old.__module__}.{old.__qualname__}")
+            raise RuleError(
+                f"rule {where} takes code {code}, already used by {old.__module__}.{old.__qualname__}"
+            )
         if not SLUG.match(cls.slug or ""):
-            raise RuleError(f"rule {code} ({where}) has a malformed slug {cls.slug!r}: kebab-case words, e.g. kv-pool-short")
+            raise RuleError(
+                f"rule {code} ({where}) has a malformed slug {cls.slug!r}: kebab-case words, e.g. kv-pool-short"
+            )
         for other in self._rules.values():
             if other.slug == cls.slug and other.code != code:
                 raise RuleError(f"rule {code} takes slug {cls.slug!r}, already used by {other.code}")
@@ -155,7 +170,9 @@ class Registry:
         if cls.severity not in SEVERITIES:
             raise RuleError(f"rule {code} has severity {cls.severity!r}; use one of {', '.join(SEVERITIES)}")
         if cls.confidence not in CONFIDENCES:
-            raise RuleError(f"rule {code} has confidence {cls.confidence!r}; use one of {', '.join(CONFIDENCES)}")
+            raise RuleError(
+                f"rule {code} has confidence {cls.confidence!r}; use one of {', '.join(CONFIDENCES)}"
+            )
         unknown = [a for a in cls.requires if a not in ANALYSES]
         if unknown:
             raise RuleError(f"rule {code} requires unknown analyses {unknown}; known: {', '.join(ANALYSES)}")
@@ -167,8 +184,10 @@ class Registry:
         doc = cls.doc()
         missing = [s for s in SECTIONS if not doc.get(s)]
         if not doc.get("summary") or missing:
-            raise RuleError(f"rule {code} ({where}) lacks documentation: its docstring needs a summary line and the "
-                            f"sections {', '.join(missing or SECTIONS)}")
+            raise RuleError(
+                f"rule {code} ({where}) lacks documentation: its docstring needs a summary line and the "
+                f"sections {', '.join(missing or SECTIONS)}"
+            )
         self._rules[code] = cls
         return cls
 
@@ -244,5 +263,15 @@ def get_rule(code_or_slug: str) -> type[Rule]:
     return REGISTRY.get(code_or_slug)
 
 
-__all__ = ["BUILTIN_MODULE", "ENTRY_POINT_GROUP", "REGISTRY", "RETIRED", "Rule", "RuleError", "get_rule",
-           "all_rules", "parse_doc", "register"]
+__all__ = [
+    "BUILTIN_MODULE",
+    "ENTRY_POINT_GROUP",
+    "REGISTRY",
+    "RETIRED",
+    "Rule",
+    "RuleError",
+    "get_rule",
+    "all_rules",
+    "parse_doc",
+    "register",
+]

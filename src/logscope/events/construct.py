@@ -95,12 +95,30 @@ class _Plan:
         converted or shared in place, then the instance. A value that is not sure to come out as
         pydantic's makes it return None (``make_event`` validates then)."""
         env: dict[str, Any] = {
-            "template": self.template, "new": self.cls.__new__, "cls": self.cls, "fields_set": fields_set_of_keys(names),
-            "set_dict": _SET_DICT, "set_fields_set": _SET_FIELDS_SET, "set_extra": _SET_EXTRA,
-            "set_private": _SET_PRIVATE, "share": _share, "to_list": _list, "UNSURE": _UNSURE, "str": str,
-            "dict": dict, "float": float, "type": type, "LOW": -_FLOAT_EXACT, "HIGH": _FLOAT_EXACT,
+            "template": self.template,
+            "new": self.cls.__new__,
+            "cls": self.cls,
+            "fields_set": fields_set_of_keys(names),
+            "set_dict": _SET_DICT,
+            "set_fields_set": _SET_FIELDS_SET,
+            "set_extra": _SET_EXTRA,
+            "set_private": _SET_PRIVATE,
+            "share": _share,
+            "to_list": _list,
+            "UNSURE": _UNSURE,
+            "str": str,
+            "dict": dict,
+            "float": float,
+            "type": type,
+            "LOW": -_FLOAT_EXACT,
+            "HIGH": _FLOAT_EXACT,
         }
-        body = ["def build(base, fields):", "    d = template.copy()", "    d.update(base)", "    d.update(fields)"]
+        body = [
+            "def build(base, fields):",
+            "    d = template.copy()",
+            "    d.update(base)",
+            "    d.update(fields)",
+        ]
         for i, (name, action) in enumerate(steps):
             t = f"t{i}"
             env[t] = self.tables.get(name)
@@ -111,18 +129,39 @@ class _Plan:
             if action == _TO_FLOAT:
                 body += ["    if not LOW <= v <= HIGH:", "        return None", f"    d[{name!r}] = float(v)"]
             elif action == _LITERAL:
-                body += [f"    w = {t}.get(v, UNSURE)", "    if w is UNSURE:", "        return None", f"    d[{name!r}] = w"]
+                body += [
+                    f"    w = {t}.get(v, UNSURE)",
+                    "    if w is UNSURE:",
+                    "        return None",
+                    f"    d[{name!r}] = w",
+                ]
             elif action == _LIST:
-                body += [f"    w = to_list(v, {t})", "    if w is UNSURE:", "        return None", f"    d[{name!r}] = w"]
+                body += [
+                    f"    w = to_list(v, {t})",
+                    "    if w is UNSURE:",
+                    "        return None",
+                    f"    d[{name!r}] = w",
+                ]
             else:  # _DICT: a new dict, its keys strings (an empty one, as SGLang's batch lines give: no test)
-                body += ["    if v:", "        for k in v:", "            if type(k) is not str:", "                return None",
-                         f"    d[{name!r}] = dict(v)"]
+                body += [
+                    "    if v:",
+                    "        for k in v:",
+                    "            if type(k) is not str:",
+                    "                return None",
+                    f"    d[{name!r}] = dict(v)",
+                ]
         for i, (name, factory) in enumerate(self.factories):
             if name not in names:
                 env[f"f{i}"] = factory
                 body.append(f"    d[{name!r}] = f{i}()")
-        body += ["    obj = new(cls)", "    set_dict(obj, d)", "    set_fields_set(obj, fields_set)", "    set_extra(obj, None)",
-                 "    set_private(obj, None)", "    return obj"]
+        body += [
+            "    obj = new(cls)",
+            "    set_dict(obj, d)",
+            "    set_fields_set(obj, fields_set)",
+            "    set_extra(obj, None)",
+            "    set_private(obj, None)",
+            "    return obj",
+        ]
         exec("\n".join(body), env)  # noqa: S102 - our own code, built from the model's annotations
         build: _Builder = env["build"]
         return build
@@ -212,8 +251,11 @@ def copy_event(event: EventT, update: dict[str, Any]) -> EventT:
     line); here the copy shares the event's (or the shared set of the names plus ``update``'s), and
     its ``__dict__`` stays key-sharing. Same steps as ``model_copy`` otherwise: a copy of
     ``__dict__`` updated with ``update``."""
-    if (event.__pydantic_extra__ is not None or event.__pydantic_private__ is not None
-            or not event.model_config.get("frozen")):  # a set shared with a mutable model could change
+    if (
+        event.__pydantic_extra__ is not None
+        or event.__pydantic_private__ is not None
+        or not event.model_config.get("frozen")
+    ):  # a set shared with a mutable model could change
         out = event.model_copy(update=update)
         compact(out)
         return out
@@ -310,8 +352,13 @@ def _plan(kind: str) -> _Plan | None:
         else:  # pydantic copies a mutable default per instance
             return None
     return _Plan(
-        cls=cls, accept=accept, tables=tables, required=frozenset(required), factories=tuple(factories),
-        template=template_dict(cls, defaults), shapes={},
+        cls=cls,
+        accept=accept,
+        tables=tables,
+        required=frozenset(required),
+        factories=tuple(factories),
+        template=template_dict(cls, defaults),
+        shapes={},
     )
 
 
@@ -320,8 +367,12 @@ def _plain(cls: type[Event]) -> bool:
     decorators = cls.__pydantic_decorators__
     return (
         set(cls.model_config) <= _PLAIN_CONFIG
-        and not (decorators.validators or decorators.field_validators or decorators.root_validators
-                 or decorators.model_validators)
+        and not (
+            decorators.validators
+            or decorators.field_validators
+            or decorators.root_validators
+            or decorators.model_validators
+        )
         and cls.model_post_init is Event.model_post_init
         and not cls.__private_attributes__
     )

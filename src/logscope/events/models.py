@@ -32,19 +32,33 @@ class Event(BaseModel):
     tp_rank: int | None = None
     dp_rank: int | None = None
     level: str | None = None
-    repeated: int = Field(1, description="times this line stands for (Ray's `[repeated Nx across cluster]` adds N)")
-    raw: str = Field("", description="the record's text as read (ANSI colour removed), its physical lines joined by newlines")
-    prefix: str | None = Field(None, description="text before the engine's own header that is no known envelope (a job runner's tags, a stack of process prefixes), as printed")
+    repeated: int = Field(
+        1, description="times this line stands for (Ray's `[repeated Nx across cluster]` adds N)"
+    )
+    raw: str = Field(
+        "",
+        description="the record's text as read (ANSI colour removed), its physical lines joined by newlines",
+    )
+    prefix: str | None = Field(
+        None,
+        description="text before the engine's own header that is no known envelope (a job runner's tags, a stack of process prefixes), as printed",
+    )
     outer_time: str | None = Field(
-        None, description="the collector's stamp (docker, Loki, OTLP, Cloud Logging, CloudWatch, Elasticsearch, "
-        "`docker logs -t`, journald) when the line has an engine time too: it holds the year and zone vLLM's lacks")
+        None,
+        description="the collector's stamp (docker, Loki, OTLP, Cloud Logging, CloudWatch, Elasticsearch, "
+        "`docker logs -t`, journald) when the line has an engine time too: it holds the year and zone vLLM's lacks",
+    )
     time_source: str | None = Field(
-        None, description='where `time` comes from when a collector stamped the line: "collector" (the line has no '
-        'engine time), "engine; year and zone in outer_time"; null: the engine\'s own header, as printed')
+        None,
+        description='where `time` comes from when a collector stamped the line: "collector" (the line has no '
+        'engine time), "engine; year and zone in outer_time"; null: the engine\'s own header, as printed',
+    )
     request_id: str | None = Field(
-        None, description="the request the record is about: the id its line prints (`request`, `preemption`; comma-joined "
+        None,
+        description="the request the record is about: the id its line prints (`request`, `preemption`; comma-joined "
         "when one line names several), else a JSON record's request id key (`request_id`, `requestId`, `rid`, OTel "
-        "attribute `vllm.request_id`); null: none, or the line was cut before it")
+        "attribute `vllm.request_id`); null: none, or the line was cut before it",
+    )
 
     # An event-dense log holds a million events: each one is made small right after it is built, by
     # any path (validation, ``model_construct``, unpickling a worker's events). See ``compact``.
@@ -165,7 +179,9 @@ class MemoryProfile(Event):
     free_gib: float | None = None
     weights_gib: float | None = None
     non_torch_gib: float | None = None
-    consumed_gib: float | None = Field(None, description="weights + non-torch, as newer vLLM prints them together")
+    consumed_gib: float | None = Field(
+        None, description="weights + non-torch, as newer vLLM prints them together"
+    )
     activation_peak_gib: float | None = None
     cuda_graph_gib: float | None = None
     kv_cache_gib: float | None = None
@@ -320,9 +336,12 @@ class BenchResult(Event):
     unknown rows and keys go to `extra`."""
 
     kind: Literal["bench_result"] = "bench_result"
-    client: str | None = Field(None, description='whose client wrote it: "vllm" or "sglang" (from the rows), "aiperf", '
-                                                  '"guidellm", "genai-bench", "inference-perf", or "br" (an llm-d '
-                                                  'benchmark report; its tool in extra["tool"])')
+    client: str | None = Field(
+        None,
+        description='whose client wrote it: "vllm" or "sglang" (from the rows), "aiperf", '
+        '"guidellm", "genai-bench", "inference-perf", or "br" (an llm-d '
+        'benchmark report; its tool in extra["tool"])',
+    )
     backend: str | None = None
     request_rate: float | None = Field(None, description="req/s configured; null when unlimited (inf)")
     successful_requests: int | None = None
@@ -341,7 +360,9 @@ class BenchResult(Event):
     peak_concurrent_requests: float | None = None
     total_tok_s: float | None = None
     max_concurrency: int | None = None
-    concurrency: float | None = Field(None, description="mean requests in flight as the client printed it (SGLang)")
+    concurrency: float | None = Field(
+        None, description="mean requests in flight as the client printed it (SGLang)"
+    )
     rtfx: float | None = None
     mean_ttft_ms: float | None = None
     median_ttft_ms: float | None = None
@@ -380,12 +401,15 @@ class StartupStep(Event):
     the HTTP app up (``step`` names it; see docs/events.md for the lines of each)."""
 
     kind: Literal["startup_step"] = "startup_step"
-    step: str = Field(description=(
-        "weights_loaded (vLLM `Loading weights took`, seconds), cuda_graph_memory_profile (vLLM `Profiling CUDA graph "
-        "memory:`, detail), cuda_graph_addresses (`Registering N cuda graph addresses`, count), load_weight_begin and "
-        "memory_pool_end (SGLang, avail_mem_gib), cuda_graph_batch_sizes (SGLang `Capture cuda graph bs [...]`, detail "
-        "and count), kv_cache_dtype (SGLang `Using KV cache dtype:`, detail), http_startup_complete (SGLang's uvicorn "
-        "`Application startup complete.`; SGLang is ready at `The server is fired up`)"))
+    step: str = Field(
+        description=(
+            "weights_loaded (vLLM `Loading weights took`, seconds), cuda_graph_memory_profile (vLLM `Profiling CUDA graph "
+            "memory:`, detail), cuda_graph_addresses (`Registering N cuda graph addresses`, count), load_weight_begin and "
+            "memory_pool_end (SGLang, avail_mem_gib), cuda_graph_batch_sizes (SGLang `Capture cuda graph bs [...]`, detail "
+            "and count), kv_cache_dtype (SGLang `Using KV cache dtype:`, detail), http_startup_complete (SGLang's uvicorn "
+            "`Application startup complete.`; SGLang is ready at `The server is fired up`)"
+        )
+    )
     seconds: float | None = None
     avail_mem_gib: float | None = None
     count: int | None = None
@@ -400,7 +424,9 @@ class Request(Event):
     phase: Literal["received", "added", "finished", "aborted", "error"]
     prompt_tokens: int | None = None
     output_tokens: int | None = None
-    e2e_s: float | None = Field(None, description="end-to-end latency the engine printed (SGLang meta_info e2e_latency)")
+    e2e_s: float | None = Field(
+        None, description="end-to-end latency the engine printed (SGLang meta_info e2e_latency)"
+    )
     ttft_s: float | None = None
     queue_s: float | None = None
     reason: str | None = Field(None, description="why it failed or ended, as printed")
@@ -459,10 +485,34 @@ AnyEvent = Annotated[
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.model_fields["kind"].default: cls
     for cls in (
-        Throughput, PrefixCache, SpecDecode, PrefillBatch, DecodeBatch, KvCachePool, MaxConcurrency,
-        MemoryProfile, SchedulerLimits, ModelLoad, GraphCapture, Compile, EngineInit, ServerStart,
-        ServerReady, Preemption, Retract, Oom, KvCapacity, Warning_, Error, Config, Version, BenchResult,
-        StartupStep, Request, HttpAccess, Unparsed,
+        Throughput,
+        PrefixCache,
+        SpecDecode,
+        PrefillBatch,
+        DecodeBatch,
+        KvCachePool,
+        MaxConcurrency,
+        MemoryProfile,
+        SchedulerLimits,
+        ModelLoad,
+        GraphCapture,
+        Compile,
+        EngineInit,
+        ServerStart,
+        ServerReady,
+        Preemption,
+        Retract,
+        Oom,
+        KvCapacity,
+        Warning_,
+        Error,
+        Config,
+        Version,
+        BenchResult,
+        StartupStep,
+        Request,
+        HttpAccess,
+        Unparsed,
     )
 }
 KINDS: tuple[str, ...] = tuple(EVENT_TYPES)

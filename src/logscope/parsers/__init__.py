@@ -63,7 +63,11 @@ def detect(lines: Iterable[Line], limit: int = 3000) -> str | None:
                 if parsed is not None:
                     hdr, msg, _ = parsed
                     # a stamp, or rank tags (a header whose start was cut): the engine's own prefix
-                    score[name] += 1 if hdr.stamp is not None or hdr.tp_rank is not None or hdr.dp_rank is not None else 0
+                    score[name] += (
+                        1
+                        if hdr.stamp is not None or hdr.tp_rank is not None or hdr.dp_rank is not None
+                        else 0
+                    )
                 else:
                     msg = piece.lstrip(" ")  # a bare message pasted with its indentation
                 if d.markers and msg.startswith(d.markers):

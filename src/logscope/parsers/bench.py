@@ -159,8 +159,16 @@ _LABELS: dict[str, tuple[str, str]] = {
 _PRE_RUN = {"traffic request rate", "maximum request concurrency"}  # also printed, unaligned, before a run
 _FIELDS = set(BenchResult.model_fields)
 # rows only SGLang's client prints (the rest is shared, or vLLM's)
-_SGLANG_ROWS = {"backend", "traffic request rate", "max request concurrency", "concurrency", "accept length",
-                "total generated tokens (retokenized)", "total input text tokens", "total input vision tokens"}
+_SGLANG_ROWS = {
+    "backend",
+    "traffic request rate",
+    "max request concurrency",
+    "concurrency",
+    "accept length",
+    "total generated tokens (retokenized)",
+    "total input text tokens",
+    "total input vision tokens",
+}
 
 
 def _norm(label: str) -> tuple[str, str | None]:
@@ -389,8 +397,19 @@ _JSON_FIELDS = {
 }
 _JSON_STAT = re.compile(r"(mean|median|std|max|min|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el|e2e_latency)_ms")
 # per-request lists (--save-detailed / --output-details) and the server's whole state: not results
-_JSON_SKIP = {"input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors", "start_times",
-              "cached_tokens", "cached_tokens_details", "server_info", "rps_change_events"}
+_JSON_SKIP = {
+    "input_lens",
+    "output_lens",
+    "ttfts",
+    "itls",
+    "generated_texts",
+    "errors",
+    "start_times",
+    "cached_tokens",
+    "cached_tokens_details",
+    "server_info",
+    "rps_change_events",
+}
 _JSON_KEYS = ("duration", "completed", "request_throughput")
 _INT_FIELDS = {n for n, f in BenchResult.model_fields.items() if f.annotation in (int, int | None)}
 
@@ -435,12 +454,26 @@ def _json_fields(obj: dict[str, Any]) -> dict[str, Any]:
         out[fld] = value
     per_pos = obj.get("spec_decode_per_position_acceptance_rates")
     if isinstance(per_pos, list) and per_pos and all(isinstance(x, int | float) for x in per_pos):
-        out["per_position_acceptance_pct"] = _as_pct([float(x) for x in per_pos], out.get("acceptance_rate_pct"))
+        out["per_position_acceptance_pct"] = _as_pct(
+            [float(x) for x in per_pos], out.get("acceptance_rate_pct")
+        )
         extra.pop("spec_decode_per_position_acceptance_rates", None)
-    sglang = any(k in obj for k in ("total_throughput", "mean_e2e_latency_ms", "total_output_tokens_retokenized",
-                                    "server_info", "dataset_name"))
-    out.update(client="sglang" if sglang else "vllm", complete=True,
-               rows=sum(1 for v in out.values() if v is not None) + len(extra), extra=extra)
+    sglang = any(
+        k in obj
+        for k in (
+            "total_throughput",
+            "mean_e2e_latency_ms",
+            "total_output_tokens_retokenized",
+            "server_info",
+            "dataset_name",
+        )
+    )
+    out.update(
+        client="sglang" if sglang else "vllm",
+        complete=True,
+        rows=sum(1 for v in out.values() if v is not None) + len(extra),
+        extra=extra,
+    )
     return out
 
 
@@ -518,9 +551,19 @@ def result_file_events(path: str, stats: Any = None) -> list[BenchResult] | None
 
 
 # keys of the other tools' JSON results (bench_files): AIPerf, GuideLLM, genai-bench, inference-perf, BR
-_OTHER_KEYS = (b'"time_to_first_token"', b'"benchmark_phase"', b'"benchmarks"', b'"aggregated_metrics"',
-               b'"successes"', b'"request_performance"', b'"output_token_times"', b'"request_throughput"')
-_YAML_HEAD = re.compile(rb"\A(?:(?:---|#[^\n]*)?[ \t]*\r?\n)*(?:benchmarks|version|run|results):[ \t]*(?:\S[^\n]*)?\r?\n")
+_OTHER_KEYS = (
+    b'"time_to_first_token"',
+    b'"benchmark_phase"',
+    b'"benchmarks"',
+    b'"aggregated_metrics"',
+    b'"successes"',
+    b'"request_performance"',
+    b'"output_token_times"',
+    b'"request_throughput"',
+)
+_YAML_HEAD = re.compile(
+    rb"\A(?:(?:---|#[^\n]*)?[ \t]*\r?\n)*(?:benchmarks|version|run|results):[ \t]*(?:\S[^\n]*)?\r?\n"
+)
 
 
 def _sniff(lead: bytes, head: bytes) -> str | None:
@@ -552,8 +595,11 @@ def _parse(form: str, text: str) -> list[tuple[int, dict[str, Any], str]]:
             doc = yaml.safe_load(text)
         except yaml.YAMLError:
             return []
-        return [(1, f, text.strip() if len(found) == 1 else "") for found in [bench_files.read_object(doc)]
-                for f in found]
+        return [
+            (1, f, text.strip() if len(found) == 1 else "")
+            for found in [bench_files.read_object(doc)]
+            for f in found
+        ]
     objects: list[tuple[int, Any, str]] = []
     try:
         whole = json.loads(text)

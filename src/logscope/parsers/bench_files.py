@@ -37,8 +37,16 @@ from typing import Any
 __all__ = ["classify", "read_csv", "read_object", "read_records"]
 
 _BULKY = 64  # a list longer than this (or a nested dict with more keys) is per-request data: not kept
-_Q = {"mean": "mean", "avg": "mean", "median": "median", "p50": "median", "p90": "p90", "p95": "p95",
-      "p99": "p99", "max": "max"}
+_Q = {
+    "mean": "mean",
+    "avg": "mean",
+    "median": "median",
+    "p50": "median",
+    "p90": "p90",
+    "p95": "p95",
+    "p99": "p99",
+    "max": "max",
+}
 _HAS_MAX = {"itl"}  # the only metric whose max has a bench_result field (max_itl_ms)
 
 
@@ -63,8 +71,17 @@ def _scale(unit: str | None) -> float | None:
     """Factor from ``unit`` to milliseconds (None: not a time unit)."""
     u = (unit or "").strip().lower()
     u = u.split("/")[0] if "/" in u and u.split("/")[1] in ("token", "tok", "tokens") else u
-    return {"ms": 1.0, "msec": 1.0, "milliseconds": 1.0, "s": 1000.0, "sec": 1000.0, "seconds": 1000.0,
-            "second": 1000.0, "us": 1e-3, "ns": 1e-6}.get(u)
+    return {
+        "ms": 1.0,
+        "msec": 1.0,
+        "milliseconds": 1.0,
+        "s": 1000.0,
+        "sec": 1000.0,
+        "seconds": 1000.0,
+        "second": 1000.0,
+        "us": 1e-3,
+        "ns": 1e-6,
+    }.get(u)
 
 
 def _compact(key: str, value: Any, extra: dict[str, Any], depth: int = 0) -> None:
@@ -89,8 +106,14 @@ def _compact(key: str, value: Any, extra: dict[str, Any], depth: int = 0) -> Non
         extra[key] = str(value)
 
 
-def _stats(out: dict[str, Any], extra: dict[str, Any], what: str, name: str, stats: dict[str, Any],
-           factor: float = 1.0) -> None:
+def _stats(
+    out: dict[str, Any],
+    extra: dict[str, Any],
+    what: str,
+    name: str,
+    stats: dict[str, Any],
+    factor: float = 1.0,
+) -> None:
     """Statistics of one latency (``what``: ttft, tpot, itl, e2e) into the ``{q}_{what}_ms`` fields;
     the statistics without a field go to ``extra`` as ``{name}_{stat}``."""
     for q, v in stats.items():
@@ -135,7 +158,9 @@ def _finish(out: dict[str, Any], extra: dict[str, Any], client: str) -> dict[str
     return out
 
 
-_ISO_DURATION = re.compile(r"P(?:(\d+(?:\.\d+)?)D)?T?(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?")
+_ISO_DURATION = re.compile(
+    r"P(?:(\d+(?:\.\d+)?)D)?T?(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?"
+)
 
 
 def _iso_seconds(text: Any) -> float | None:
@@ -167,11 +192,17 @@ def _when(x: Any) -> float | None:
 # -- AIPerf ---------------------------------------------------------------------------------------
 # profile_export_aiperf.json: {metric_tag: {unit, avg, min, max, p1 ... p99, std}, input_config, ...}
 _AIPERF_LATENCY = {"time_to_first_token": "ttft", "inter_token_latency": "tpot", "request_latency": "e2e"}
-_AIPERF_VALUE = {"request_throughput": "request_throughput", "output_token_throughput": "output_tok_s",
-                 "total_token_throughput": "total_tok_s", "input_token_throughput": "input_tok_s",
-                 "request_count": "successful_requests", "error_request_count": "failed_requests",
-                 "total_output_tokens": "total_output_tokens", "total_isl": "total_input_tokens",
-                 "benchmark_duration": "duration_s"}
+_AIPERF_VALUE = {
+    "request_throughput": "request_throughput",
+    "output_token_throughput": "output_tok_s",
+    "total_token_throughput": "total_tok_s",
+    "input_token_throughput": "input_tok_s",
+    "request_count": "successful_requests",
+    "error_request_count": "failed_requests",
+    "total_output_tokens": "total_output_tokens",
+    "total_isl": "total_input_tokens",
+    "benchmark_duration": "duration_s",
+}
 
 
 def _aiperf(obj: dict[str, Any]) -> dict[str, Any]:
@@ -249,7 +280,11 @@ def _aiperf_records(records: list[dict[str, Any]]) -> dict[str, Any]:
             x, f = _num(v.get("value")), _scale(v.get("unit"))
             return None if x is None or f is None else x * f
 
-        for tag, into in (("time_to_first_token", ttft), ("inter_token_latency", tpot), ("request_latency", e2e)):
+        for tag, into in (
+            ("time_to_first_token", ttft),
+            ("inter_token_latency", tpot),
+            ("request_latency", e2e),
+        ):
             x = ms(tag)
             if x is not None:
                 into.append(x)
@@ -260,15 +295,23 @@ def _aiperf_records(records: list[dict[str, Any]]) -> dict[str, Any]:
         osl, isl = _int(val("output_sequence_length")), _int(val("input_sequence_length"))
         out_tokens += osl or 0
         in_tokens += isl or 0
-    out.update(successful_requests=ok, failed_requests=failed, total_output_tokens=out_tokens,
-               total_input_tokens=in_tokens)
+    out.update(
+        successful_requests=ok,
+        failed_requests=failed,
+        total_output_tokens=out_tokens,
+        total_input_tokens=in_tokens,
+    )
     for what, values in (("ttft", ttft), ("tpot", tpot), ("e2e", e2e), ("itl", gaps)):
         _summary(out, what, values)
     if starts and ends:
         dur = (max(ends) - min(starts)) / 1e9
         if dur > 0:
             out["duration_s"] = dur
-            _derived(extra, "duration_s", "last request end − first request start (request_start_ns, request_end_ns)")
+            _derived(
+                extra,
+                "duration_s",
+                "last request end − first request start (request_start_ns, request_end_ns)",
+            )
             out["output_tok_s"] = out_tokens / dur
             out["request_throughput"] = ok / dur
             _derived(extra, "output_tok_s", "total output_sequence_length / duration_s")
@@ -326,24 +369,37 @@ def read_csv(text: str) -> dict[str, Any] | None:
 
 
 # the headers AIPerf prints for the tags read above (its metric classes' ``header``)
-_AIPERF_HEADERS = {"time_to_first_token": "Time to First Token", "inter_token_latency": "Inter Token Latency",
-                   "request_latency": "Request Latency", "request_throughput": "Request Throughput",
-                   "output_token_throughput": "Output Token Throughput", "request_count": "Request Count",
-                   "error_request_count": "Error Request Count", "total_output_tokens": "Total Output Tokens",
-                   "total_isl": "Total Input Sequence Length", "benchmark_duration": "Benchmark Duration",
-                   "total_token_throughput": "Total Token Throughput",
-                   "input_token_throughput": "Input Token Throughput",
-                   "output_sequence_length": "Output Sequence Length",
-                   "input_sequence_length": "Input Sequence Length"}
+_AIPERF_HEADERS = {
+    "time_to_first_token": "Time to First Token",
+    "inter_token_latency": "Inter Token Latency",
+    "request_latency": "Request Latency",
+    "request_throughput": "Request Throughput",
+    "output_token_throughput": "Output Token Throughput",
+    "request_count": "Request Count",
+    "error_request_count": "Error Request Count",
+    "total_output_tokens": "Total Output Tokens",
+    "total_isl": "Total Input Sequence Length",
+    "benchmark_duration": "Benchmark Duration",
+    "total_token_throughput": "Total Token Throughput",
+    "input_token_throughput": "Input Token Throughput",
+    "output_sequence_length": "Output Sequence Length",
+    "input_sequence_length": "Input Sequence Length",
+}
 
 
 # -- GuideLLM -------------------------------------------------------------------------------------
 # benchmarks.json / .yaml: {"benchmarks": [{"metrics": {name: {"successful": {mean, median, percentiles
 # {p90 ...}, count, total_sum ...}, "errored": ..., "incomplete": ..., "total": ...}}, ...}]}
-_GUIDELLM_LATENCY = {"time_to_first_token_ms": ("ttft", 1.0), "inter_token_latency_ms": ("tpot", 1.0),
-                     "request_latency": ("e2e", 1000.0)}
-_GUIDELLM_RATE = {"output_tokens_per_second": "output_tok_s",
-                  "requests_per_second": "request_throughput", "request_concurrency": "concurrency"}
+_GUIDELLM_LATENCY = {
+    "time_to_first_token_ms": ("ttft", 1.0),
+    "inter_token_latency_ms": ("tpot", 1.0),
+    "request_latency": ("e2e", 1000.0),
+}
+_GUIDELLM_RATE = {
+    "output_tokens_per_second": "output_tok_s",
+    "requests_per_second": "request_throughput",
+    "request_concurrency": "concurrency",
+}
 
 
 def _guidellm_stats(dist: dict[str, Any]) -> dict[str, Any]:
@@ -382,18 +438,27 @@ def _guidellm(bench: dict[str, Any]) -> dict[str, Any]:
                 for q in ("count", "mean"):
                     extra[f"{name}_{group}_{q}"] = g.get(q)
     totals = _d(bench.get("request_totals")) or _d(metrics.get("request_totals"))  # 0.2-0.4, 0.8
-    lat = metrics.get("request_latency", {}).get("successful", {}) if isinstance(metrics.get("request_latency"),
-                                                                                 dict) else {}
+    lat = (
+        metrics.get("request_latency", {}).get("successful", {})
+        if isinstance(metrics.get("request_latency"), dict)
+        else {}
+    )
     ok_count = _int(totals.get("successful")) if totals else _int(lat.get("count"))
     if ok_count is not None:
         out["successful_requests"] = ok_count
     if totals:
         out["failed_requests"] = _int(totals.get("errored"))
         extra["incomplete_requests"] = totals.get("incomplete")
-    out_tok = metrics.get("output_token_count", {}).get("successful", {}) if isinstance(
-        metrics.get("output_token_count"), dict) else {}
-    in_tok = metrics.get("prompt_token_count", {}).get("successful", {}) if isinstance(
-        metrics.get("prompt_token_count"), dict) else {}
+    out_tok = (
+        metrics.get("output_token_count", {}).get("successful", {})
+        if isinstance(metrics.get("output_token_count"), dict)
+        else {}
+    )
+    in_tok = (
+        metrics.get("prompt_token_count", {}).get("successful", {})
+        if isinstance(metrics.get("prompt_token_count"), dict)
+        else {}
+    )
     if _num(out_tok.get("total_sum")) is not None:
         out["total_output_tokens"] = _int(out_tok["total_sum"])
     if _num(in_tok.get("total_sum")) is not None:
@@ -429,12 +494,16 @@ def _guidellm(bench: dict[str, Any]) -> dict[str, Any]:
 # one run's JSON: {"aggregated_metrics": {..., "stats": {name: {min, max, mean, stddev, sum, p25 ... p99}}},
 #                  "individual_request_metrics": [...], "_time_unit": "s" | "ms"}
 _GENAI_LATENCY = {"ttft": "ttft", "tpot": "tpot", "e2e_latency": "e2e"}
-_GENAI_VALUE = {"mean_output_throughput_tokens_per_s": "output_tok_s",
-                "mean_input_throughput_tokens_per_s": "input_tok_s",
-                "mean_total_tokens_throughput_tokens_per_s": "total_tok_s",
-                "requests_per_second": "request_throughput", "num_completed_requests": "successful_requests",
-                "num_error_requests": "failed_requests", "run_duration": "duration_s",
-                "num_concurrency": "max_concurrency"}
+_GENAI_VALUE = {
+    "mean_output_throughput_tokens_per_s": "output_tok_s",
+    "mean_input_throughput_tokens_per_s": "input_tok_s",
+    "mean_total_tokens_throughput_tokens_per_s": "total_tok_s",
+    "requests_per_second": "request_throughput",
+    "num_completed_requests": "successful_requests",
+    "num_error_requests": "failed_requests",
+    "run_duration": "duration_s",
+    "num_concurrency": "max_concurrency",
+}
 
 
 def _genai(obj: dict[str, Any]) -> dict[str, Any]:
@@ -450,8 +519,10 @@ def _genai(obj: dict[str, Any]) -> dict[str, Any]:
                 elif isinstance(stats, dict):
                     for q, v in stats.items():
                         extra[f"{name}_{q}"] = v
-            for name, field in (("num_output_tokens", "total_output_tokens"), ("num_input_tokens",
-                                                                              "total_input_tokens")):
+            for name, field in (
+                ("num_output_tokens", "total_output_tokens"),
+                ("num_input_tokens", "total_input_tokens"),
+            ):
                 s = value.get(name)
                 if isinstance(s, dict) and _num(s.get("sum")) is not None:
                     out[field] = _int(s["sum"])
@@ -476,10 +547,18 @@ def _genai(obj: dict[str, Any]) -> dict[str, Any]:
 # {"count", "latency": {name: {mean, median, p90 ...}} (seconds), "throughput": {...}, "prompt_len",
 # "output_len"}, "failures": {"count", ...}}
 # latency names shared by inference-perf and BR (whose schema came from inference-perf's report)
-_IP_LATENCY = {"time_to_first_token": "ttft", "time_per_output_token": "tpot", "inter_token_latency": "itl",
-               "request_latency": "e2e"}
-_IP_RATE = {"input_tokens_per_sec": "input_tok_s", "output_tokens_per_sec": "output_tok_s",
-            "total_tokens_per_sec": "total_tok_s", "requests_per_sec": "request_throughput"}
+_IP_LATENCY = {
+    "time_to_first_token": "ttft",
+    "time_per_output_token": "tpot",
+    "inter_token_latency": "itl",
+    "request_latency": "e2e",
+}
+_IP_RATE = {
+    "input_tokens_per_sec": "input_tok_s",
+    "output_tokens_per_sec": "output_tok_s",
+    "total_tokens_per_sec": "total_tok_s",
+    "requests_per_sec": "request_throughput",
+}
 
 
 def _inference_perf(obj: dict[str, Any]) -> dict[str, Any]:
@@ -569,8 +648,12 @@ def _inference_perf_requests(items: list[dict[str, Any]]) -> dict[str, Any]:
                 if n_out > 1:
                     tpot.append((end - start - (times[0] - start)) * 1000 / (n_out - 1))
         gaps += [(b - a) * 1000 for a, b in zip(chunks, chunks[1:], strict=False)]
-    out.update(successful_requests=ok, failed_requests=failed, total_output_tokens=out_tokens,
-               total_input_tokens=in_tokens)
+    out.update(
+        successful_requests=ok,
+        failed_requests=failed,
+        total_output_tokens=out_tokens,
+        total_input_tokens=in_tokens,
+    )
     for what, values in (("ttft", ttft), ("tpot", tpot), ("e2e", e2e), ("itl", gaps)):
         _summary(out, what, values)
     if starts and ends and max(ends) > min(starts):
@@ -589,8 +672,12 @@ def _inference_perf_requests(items: list[dict[str, Any]]) -> dict[str, Any]:
 
 # -- llm-d benchmark report (BR v0.2) ---------------------------------------------------------------
 _BR_LATENCY = _IP_LATENCY
-_BR_RATE = {"input_token_rate": "input_tok_s", "output_token_rate": "output_tok_s",
-            "total_token_rate": "total_tok_s", "request_rate": "request_throughput"}
+_BR_RATE = {
+    "input_token_rate": "input_tok_s",
+    "output_token_rate": "output_tok_s",
+    "total_token_rate": "total_tok_s",
+    "request_rate": "request_throughput",
+}
 
 
 def _br_stats(stats: dict[str, Any]) -> dict[str, Any]:
@@ -668,15 +755,20 @@ def classify(obj: Any) -> str | None:
     if str(obj.get("version")) in ("0.2", "0.2.1") and isinstance(obj.get("results"), dict) and "run" in obj:
         return "br"
     benches = obj.get("benchmarks")
-    if isinstance(benches, list) and benches and all(isinstance(b, dict) and isinstance(b.get("metrics"), dict)
-                                                     for b in benches):
+    if (
+        isinstance(benches, list)
+        and benches
+        and all(isinstance(b, dict) and isinstance(b.get("metrics"), dict) for b in benches)
+    ):
         return "guidellm"
     if isinstance(obj.get("aggregated_metrics"), dict):
         return "genai-bench"
     if isinstance(obj.get("successes"), dict) and ("failures" in obj or "load_summary" in obj):
         return "inference-perf"
-    if any(isinstance(obj.get(k), dict) and "avg" in obj[k] for k in ("time_to_first_token", "request_latency",
-                                                                      "request_throughput")):
+    if any(
+        isinstance(obj.get(k), dict) and "avg" in obj[k]
+        for k in ("time_to_first_token", "request_latency", "request_throughput")
+    ):
         return "aiperf"
     if isinstance(obj.get("metadata"), dict) and "metrics" in obj:
         return "aiperf-record"

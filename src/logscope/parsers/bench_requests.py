@@ -37,4 +37,6 @@ def per_request(path: str) -> dict[str, list[Any]]:
     obj = _load(path)
     if obj is None:
         return {}
-    return {k: v for k in ("ttfts", "latencies", "output_lens", "errors") if isinstance(v := obj.get(k), list)}
+    return {
+        k: v for k in ("ttfts", "latencies", "output_lens", "errors") if isinstance(v := obj.get(k), list)
+    }

@@ -123,13 +123,24 @@ def parse_range(job: Job) -> Part:
         parser.sparse = True
         # only the file's first lines are read whole (the serial run's head): a later range needs
         # nothing of them (engine, first stamp and first record are known) and skips from its start
-        sparse = Sparse(cached_scanner(job.scan), parser.wants_next, head=job.sparse_head if job.start == 0 else 0,
-                        timed=parser.dialect.starts_timed)
+        sparse = Sparse(
+            cached_scanner(job.scan),
+            parser.wants_next,
+            head=job.sparse_head if job.start == 0 else 0,
+            timed=parser.dialect.starts_timed,
+        )
     with fewer_collections():  # a range's events all stay alive until sent
         events = list(parser.events(read_lines(job.path, stats, sparse, byte_range=(job.start, job.end))))
     return Part(
-        job=job, events=events, stats=stats, first=clock.first, low=clock.low, last=clock.last,
-        odd_clock=clock.odd, open_at_end=parser.open_at_end, start_kept=parser.start_kept,
+        job=job,
+        events=events,
+        stats=stats,
+        first=clock.first,
+        low=clock.low,
+        last=clock.last,
+        odd_clock=clock.odd,
+        open_at_end=parser.open_at_end,
+        start_kept=parser.start_kept,
         wants_held=parser.wants_held,
     )
 
@@ -234,22 +245,40 @@ def can_split(path: str, jobs: int) -> bool:
 
 
 def iter_split_events(
-    path: str, engine: str | None, *, jobs: int, stats: ReadStats, keep_unparsed: bool,
-    first: float | None, keep_literals: tuple[str, ...] = (), scan: tuple[str, ...] = (),
-    chunk: int | None = None, sparse_head: int = 3000,
+    path: str,
+    engine: str | None,
+    *,
+    jobs: int,
+    stats: ReadStats,
+    keep_unparsed: bool,
+    first: float | None,
+    keep_literals: tuple[str, ...] = (),
+    scan: tuple[str, ...] = (),
+    chunk: int | None = None,
+    sparse_head: int = 3000,
 ) -> Iterator[Event]:
     """The events of one file parsed in ranges by ``jobs`` processes, in the serial run's order.
 
     ``first``: the file's first stamp in clock seconds (``pipeline.first_seconds`` of its first
     lines, which the caller has read already to detect the engine)."""
-    return _split(path, engine, jobs, stats, keep_unparsed, first, keep_literals, scan, chunk, sparse_head,
-                  None, _emit)
+    return _split(
+        path, engine, jobs, stats, keep_unparsed, first, keep_literals, scan, chunk, sparse_head, None, _emit
+    )
 
 
 def iter_split_lines(
-    path: str, engine: str | None, *, jobs: int, stats: ReadStats, keep_unparsed: bool,
-    first: float | None, lines: LineRenderer, keep_literals: tuple[str, ...] = (), scan: tuple[str, ...] = (),
-    chunk: int | None = None, sparse_head: int = 3000,
+    path: str,
+    engine: str | None,
+    *,
+    jobs: int,
+    stats: ReadStats,
+    keep_unparsed: bool,
+    first: float | None,
+    lines: LineRenderer,
+    keep_literals: tuple[str, ...] = (),
+    scan: tuple[str, ...] = (),
+    chunk: int | None = None,
+    sparse_head: int = 3000,
 ) -> Iterator[tuple[str, bytes]]:
     """``iter_split_events`` as (kind, text line) pairs, the lines written by the workers (``lines``):
     on an event-dense log, rebuilding and encoding every event in the parent was its bottleneck."""
@@ -257,17 +286,27 @@ def iter_split_lines(
     def emit(part: Part, sent: ReadStats, run: ReadStats) -> Iterator[tuple[str, bytes]]:
         return _emit_lines(part, sent, run, lines)
 
-    return _split(path, engine, jobs, stats, keep_unparsed, first, keep_literals, scan, chunk, sparse_head,
-                  lines, emit)
+    return _split(
+        path, engine, jobs, stats, keep_unparsed, first, keep_literals, scan, chunk, sparse_head, lines, emit
+    )
 
 
 T = TypeVar("T")
 
 
 def _split(
-    path: str, engine: str | None, jobs: int, stats: ReadStats, keep_unparsed: bool, first: float | None,
-    keep_literals: tuple[str, ...], scan: tuple[str, ...], chunk: int | None, sparse_head: int,
-    lines: LineRenderer | None, emit: Callable[[Part, ReadStats, ReadStats], Iterator[T]],
+    path: str,
+    engine: str | None,
+    jobs: int,
+    stats: ReadStats,
+    keep_unparsed: bool,
+    first: float | None,
+    keep_literals: tuple[str, ...],
+    scan: tuple[str, ...],
+    chunk: int | None,
+    sparse_head: int,
+    lines: LineRenderer | None,
+    emit: Callable[[Part, ReadStats, ReadStats], Iterator[T]],
 ) -> Iterator[T]:
     """The ranges' output in order: ``emit`` of each range once its cut is known to be clean."""
     offsets = cuts(path, engine, chunk)
@@ -286,7 +325,11 @@ def _split(
     todo = [job(s, e) for s, e in bounds]
     with process_pool(jobs) if jobs > 1 else _InProcess() as pool:  # logscope.pools: safe after threads
         pending: Part | None = None
-        parts = _windowed(pool, todo, jobs + 1) if isinstance(pool, ProcessPoolExecutor) else map(parse_range, todo)
+        parts = (
+            _windowed(pool, todo, jobs + 1)
+            if isinstance(pool, ProcessPoolExecutor)
+            else map(parse_range, todo)
+        )
         for part in parts:
             if pending is not None and not _joins(pending, part):
                 # the cut is not clean: parse both ranges as one (here; rare)
@@ -298,7 +341,7 @@ def _split(
                     whole.shift = 0  # numbered from the file's start already
                     for name in ("lines", "bytes", "text_lines", "junk_lines"):
                         setattr(whole.stats, name, getattr(whole.stats, name) - getattr(sent, name))
-                    whole.stats.notes = whole.stats.notes[len(sent.notes):]
+                    whole.stats.notes = whole.stats.notes[len(sent.notes) :]
                     part = whole
             elif pending is not None:
                 yield from emit(pending, sent, stats)
@@ -327,7 +370,9 @@ def _shift(part: Part, sent: ReadStats, stats: ReadStats) -> int:
     return shift
 
 
-def _emit_lines(part: Part, sent: ReadStats, stats: ReadStats, lines: LineRenderer) -> Iterator[tuple[str, bytes]]:
+def _emit_lines(
+    part: Part, sent: ReadStats, stats: ReadStats, lines: LineRenderer
+) -> Iterator[tuple[str, bytes]]:
     """A range's (kind, text line) pairs with file line numbers."""
     shift = _shift(part, sent, stats)
     if part.lines is not None:  # from a worker

@@ -9,8 +9,17 @@ from typing import Any
 
 from logscope.parsers.grammar import FLOAT, Float, Grammar, Int, Leaf, Opt, Rest, Seq, Until, to_float
 
-_UNIT = {"b": 1 / 2**30, "kib": 1 / 2**20, "kb": 1 / 2**20, "mib": 1 / 1024, "mb": 1 / 1024,
-         "gib": 1.0, "gb": 1.0, "tib": 1024.0, "tb": 1024.0}
+_UNIT = {
+    "b": 1 / 2**30,
+    "kib": 1 / 2**20,
+    "kb": 1 / 2**20,
+    "mib": 1 / 1024,
+    "mb": 1 / 1024,
+    "gib": 1.0,
+    "gb": 1.0,
+    "tib": 1024.0,
+    "tb": 1024.0,
+}
 _MEM_SPLIT = re.compile(r"^(.*?) ?([KMGT]?i?[Bb])$")
 
 
@@ -40,15 +49,35 @@ OOM_DETAIL = Grammar(
     Seq(
         Until("out of memory"),
         "out of memory",
-        Opt(Seq(
-            Leaf(r"[^\n]*?(?=Tried to allocate )"), "Tried to allocate ", Mem("requested_gib"),
-            Opt(Seq(
-                Leaf(r"\. GPU |\s*\(GPU "), Int("gpu"),
-                Seq("; ", Mem("total_gib"), " total capacity; ", Mem(None), " already allocated; ",
-                    Mem("free_gib"), " free")
-                | Seq(" has a total capacity of ", Mem("total_gib"), " of which ", Mem("free_gib"), " is free"),
-            )),
-        )),
+        Opt(
+            Seq(
+                Leaf(r"[^\n]*?(?=Tried to allocate )"),
+                "Tried to allocate ",
+                Mem("requested_gib"),
+                Opt(
+                    Seq(
+                        Leaf(r"\. GPU |\s*\(GPU "),
+                        Int("gpu"),
+                        Seq(
+                            "; ",
+                            Mem("total_gib"),
+                            " total capacity; ",
+                            Mem(None),
+                            " already allocated; ",
+                            Mem("free_gib"),
+                            " free",
+                        )
+                        | Seq(
+                            " has a total capacity of ",
+                            Mem("total_gib"),
+                            " of which ",
+                            Mem("free_gib"),
+                            " is free",
+                        ),
+                    )
+                ),
+            )
+        ),
         Rest(),
     ),
 )
@@ -73,7 +102,10 @@ def oom_grammar(engine: str) -> Grammar:
         f"{engine}.oom",
         "oom",
         ("out of memory", "OutOfMemoryError", "not enough GPU memory"),
-        Seq(*_line_with(r"CUDA out of memory|OutOfMemoryError|Failed to load model - not enough GPU memory"), Rest()),
+        Seq(
+            *_line_with(r"CUDA out of memory|OutOfMemoryError|Failed to load model - not enough GPU memory"),
+            Rest(),
+        ),
         build=_oom,
         also=True,
     )
@@ -85,11 +117,35 @@ KV_CAPACITY_DETAIL = Grammar(
     "kv_capacity",
     ("max seq len",),
     Seq(
-        Until("max seq len ("), "max seq len (", Int("max_seq_len"), ")",
-        Opt(Seq(" is larger than the maximum number of tokens that can be stored in KV cache (", Int("kv_tokens"), ")")),
-        Opt(Seq(", (", Float("needed_gib"), Leaf(r" Gi?B"), " KV cache is needed, which is larger than the available KV cache memory (",
-                Float("available_gib"), Leaf(r" Gi?B"), ")")),
-        Opt(Seq(Until("estimated maximum model length is "), "estimated maximum model length is ", Int("estimated_max_len"))),
+        Until("max seq len ("),
+        "max seq len (",
+        Int("max_seq_len"),
+        ")",
+        Opt(
+            Seq(
+                " is larger than the maximum number of tokens that can be stored in KV cache (",
+                Int("kv_tokens"),
+                ")",
+            )
+        ),
+        Opt(
+            Seq(
+                ", (",
+                Float("needed_gib"),
+                Leaf(r" Gi?B"),
+                " KV cache is needed, which is larger than the available KV cache memory (",
+                Float("available_gib"),
+                Leaf(r" Gi?B"),
+                ")",
+            )
+        ),
+        Opt(
+            Seq(
+                Until("estimated maximum model length is "),
+                "estimated maximum model length is ",
+                Int("estimated_max_len"),
+            )
+        ),
         Rest(),
     ),
 )
@@ -178,6 +234,14 @@ def parse_kv_repr(body: str) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Gib", "Mem", "OOM_DETAIL", "KV_CAPACITY_DETAIL", "oom_grammar", "kv_capacity_grammar",
-           "parse_kv_repr", "to_gib"]
+__all__ = [
+    "Gib",
+    "Mem",
+    "OOM_DETAIL",
+    "KV_CAPACITY_DETAIL",
+    "oom_grammar",
+    "kv_capacity_grammar",
+    "parse_kv_repr",
+    "to_gib",
+]
 _ = Rest

@@ -29,9 +29,7 @@ _OUTER = re.compile(
 _PROC = re.compile(
     r"\(?(?P<proc>(?:[A-Za-z_][\w.:-]*(?: [\w=.:-]+)*? )?pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?|raylet)\) "
 )
-_REPEATED = re.compile(
-    r"\s*\[repeated (?P<n>\d+)x across cluster\](?: \(Ray deduplicates logs[^)]*\))?\s*$"
-)
+_REPEATED = re.compile(r"\s*\[repeated (?P<n>\d+)x across cluster\](?: \(Ray deduplicates logs[^)]*\))?\s*$")
 # the last process tag of a text skipped before an engine header: "(A pid=1) (Worker_TP1 pid=9) "
 _PROC_LAST = re.compile(r"\((?P<proc>[^()]*pid=\d+[^()]*)\)\s*$")
 # a terminal's leftovers after a complete record: tmux's scroll position "[386/1830]" after padding

@@ -274,7 +274,7 @@ def _line_blocks(fill: Fill, name: str, stats: ReadStats) -> Iterator[bytes]:
     view = memoryview(buf)
     rem = 0  # bytes of an unfinished line at the buffer's start
     skipping = False
-    while (n := fill(view[rem:rem + size])) > 0:
+    while (n := fill(view[rem : rem + size])) > 0:
         stats.bytes += n
         end = rem + n
         if skipping:  # (``rem`` is 0)
@@ -339,7 +339,9 @@ WALK_BYTES = BLOCK
 
 
 def read_lines(
-    path: str, stats: ReadStats | None = None, sparse: Sparse | None = None,
+    path: str,
+    stats: ReadStats | None = None,
+    sparse: Sparse | None = None,
     byte_range: tuple[int, int] | None = None,
 ) -> Iterator[Line]:
     """Physical lines of one input (file, ``.gz``, or ``-``), numbered from 1.
@@ -395,7 +397,9 @@ def read_lines(
 
 
 def _whole_json(
-    blocks: Iterator[bytes], path: str, stats: ReadStats,
+    blocks: Iterator[bytes],
+    path: str,
+    stats: ReadStats,
 ) -> tuple[list[Line] | None, int, Iterator[bytes]]:
     """(lines, lines counted, the blocks left): the lines of a file that must be read whole before it can be read in order,
     else None and the blocks untouched. Two such files: a pretty-printed JSON document (``gcloud
@@ -432,8 +436,10 @@ def _whole_json(
             number = line.number
             lines.append(line)
         if len(lines) > structured.MAX_REVERSE:
-            front.notes.append(f"{path}: JSON records go back in time (newest first) but the file is too long to "
-                               f"put in order here: read as written")
+            front.notes.append(
+                f"{path}: JSON records go back in time (newest first) but the file is too long to "
+                f"put in order here: read as written"
+            )
             return lines, number, blocks  # (its later blocks: read_lines reads them on)
     _in_time_order(lines, front)
     return lines, number, iter(())
@@ -446,12 +452,16 @@ def _in_time_order(lines: list[Line], front: structured.Front) -> None:
         # by record: the lines of one record (a batch, a redrawn bar) share its number and keep their order
         groups = [list(g) for _n, g in itertools.groupby(lines, key=lambda ln: ln.number)]
         lines[:] = [ln for g in reversed(groups) for ln in g]
-        front.notes.append(f"{front.path}: JSON records go back in time (newest first, as Loki and gcloud export by "
-                           f"default): {len(lines)} lines read in time order (reversed)")
+        front.notes.append(
+            f"{front.path}: JSON records go back in time (newest first, as Loki and gcloud export by "
+            f"default): {len(lines)} lines read in time order (reversed)"
+        )
 
 
 # a line of nothing but whitespace (as str.isspace says; the line-breaking ones are scanner hits)
-_BLANK_LINE = re.compile(rb"(?m)^(?:[ \t\x1f]|\xc2\xa0|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xaf]|\xe2\x81\x9f|\xe3\x80\x80)+$")
+_BLANK_LINE = re.compile(
+    rb"(?m)^(?:[ \t\x1f]|\xc2\xa0|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xaf]|\xe2\x81\x9f|\xe3\x80\x80)+$"
+)
 
 
 def _head_cut(block: bytes, k: int) -> int:
@@ -526,7 +536,12 @@ def _decode(chunk: bytes) -> tuple[str, bool]:
 
 
 def _sparse_block(
-    block: bytes, path: str, number: int, stats: ReadStats, sparse: Sparse, carry: bytes,
+    block: bytes,
+    path: str,
+    number: int,
+    stats: ReadStats,
+    sparse: Sparse,
+    carry: bytes,
 ) -> Generator[Line, None, tuple[int, bytes]]:
     """Yield the lines of ``block`` that hold a hit or that the consumer asks for; count the rest.
 
@@ -603,7 +618,7 @@ def _sparse_block(
             stats.text_lines -= empty.count(pos, n)
     if timed is None or lo == n or not data.endswith(b"\n"):
         return number, b""
-    return number, data[_walk_start(data, lo, n):]
+    return number, data[_walk_start(data, lo, n) :]
 
 
 # every byte but "\n" and "\r" as "x": a skipped line is empty when its "\n" follows no "x" (a
@@ -660,8 +675,12 @@ class _Empty:
             flagged = b"\n\n" in data or (b"\r" in data and b"\n\r\n" in data)
         elif start:
             # an empty first line of the block (after the carry's last "\n"), or one in the carry
-            flagged = (flagged or data[start:start + 1] in (b"\n", b"\r") or data.find(b"\n\n", 0, start) >= 0
-                       or (data.find(b"\r", 0, start) >= 0 and data.find(b"\n\r\n", 0, start + 1) >= 0))
+            flagged = (
+                flagged
+                or data[start : start + 1] in (b"\n", b"\r")
+                or data.find(b"\n\n", 0, start) >= 0
+                or (data.find(b"\r", 0, start) >= 0 and data.find(b"\n\r\n", 0, start + 1) >= 0)
+            )
         if data[:1] in (b"\n", b"\r") or flagged:
             return cls(data)
         return None
@@ -672,7 +691,9 @@ class _Empty:
         return marks.count(b"\n", lo, hi) - marks.count(b"x\n", lo, hi)
 
 
-def _walk_back(data: bytes, lo: int, start: int, path: str, number: int, timed: Callable[[str], bool]) -> list[Line]:
+def _walk_back(
+    data: bytes, lo: int, start: int, path: str, number: int, timed: Callable[[str], bool]
+) -> list[Line]:
     """The skipped lines of ``data[lo:start]`` from the nearest one that ``timed`` accepts, or none.
 
     ``start`` is the start of the line about to be handed over, ``number`` the number of the line
@@ -694,7 +715,7 @@ def _walk_back(data: bytes, lo: int, start: int, path: str, number: int, timed: 
         j = max(data.rfind(b"\n", lo, i - 1) + 1, lo)
         if j < floor:
             return []
-        if timed(data[j:i - 1].decode("utf-8", errors="replace")):
+        if timed(data[j : i - 1].decode("utf-8", errors="replace")):
             text, suspect = _decode(data[j:start])
             return list(_lines_of(text, path, number - walked, ReadStats(), suspect))
         i = j
@@ -717,7 +738,7 @@ def _walk_start(data: bytes, lo: int, n: int) -> int:
             break
         span *= 4
     if k >= WALK_LINES:  # the WALK_LINES-th "\n" from the end, in [a, n - 1)
-        return a + len(data[a:n - 1].rsplit(b"\n", WALK_LINES)[0]) + 1
+        return a + len(data[a : n - 1].rsplit(b"\n", WALK_LINES)[0]) + 1
     if lo >= floor:
         return lo
     return data.find(b"\n", first, n - 1) + 1 if k else n

@@ -164,8 +164,9 @@ class Keyed(Leaf):
     vconv: Converter = to_str
 
 
-def keyed(table: dict[str, str], value: str, vconv: Converter, name: str, *, join: str = ": ",
-          each: bool = False) -> Keyed:
+def keyed(
+    table: dict[str, str], value: str, vconv: Converter, name: str, *, join: str = ": ", each: bool = False
+) -> Keyed:
     """A ``Keyed`` leaf: any of ``table``'s keys, ``join``, a value matched by ``value`` (no groups).
 
     No key may hold ``join``'s first character, and keys are tried longest first. Then where the
@@ -185,8 +186,17 @@ def keyed(table: dict[str, str], value: str, vconv: Converter, name: str, *, joi
 
     keys = "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True))
     label = "( " + " / ".join(json.dumps(k) for k in table) + f" ) {json.dumps(join)} /{value}/"  # BNF text
-    return Keyed(f"(?:{keys}){re.escape(join)}(?:{value})", name, conv, each=each, label=label,
-                 table=tuple(table.items()), join=join, value=value, vconv=vconv)
+    return Keyed(
+        f"(?:{keys}){re.escape(join)}(?:{value})",
+        name,
+        conv,
+        each=each,
+        label=label,
+        table=tuple(table.items()),
+        join=join,
+        value=value,
+        vconv=vconv,
+    )
 
 
 def _flag_letters(flags: int) -> str:
@@ -329,7 +339,9 @@ class Many(Node):
             spans.append((first, len(sub.groups)))
         src = "(?>" + "|".join(f"(?:{p})" for p in parts) + ")" if len(parts) > 1 else parts[0]
         # per group: (branch that owns it, that branch's first group, one past its last)
-        owner = [next((b, *sp) for b, sp in enumerate(spans) if sp[0] <= i < sp[1]) for i in range(len(sub.groups))]
+        owner = [
+            next((b, *sp) for b, sp in enumerate(spans) if sp[0] <= i < sp[1]) for i in range(len(sub.groups))
+        ]
         item_rx = re.compile(src)
         plain = re.sub(r"\(\?P<g\d+>", "(?:", src)
         sep = self.sep
@@ -473,7 +485,7 @@ class _Traces:
         if entry in self.known:
             self.known.remove(entry)
         self.known.insert(0, entry)
-        del self.known[self.LIMIT:]
+        del self.known[self.LIMIT :]
         self.first = entry[1]
 
     def _compile(self, path: Any, text: str, start: int, fields: dict[str, Any]) -> _Path | None:
@@ -586,8 +598,9 @@ def _walk(node: Node, text: str, pos: int, leaf_rx: dict[int, re.Pattern[str]]) 
     return m.end(), None
 
 
-def _flat(node: Node, path: Any, ctx: _Ctx, ops: list[tuple[Any, ...]], keys: dict[int, str],
-          in_many: bool = False) -> str:
+def _flat(
+    node: Node, path: Any, ctx: _Ctx, ops: list[tuple[Any, ...]], keys: dict[int, str], in_many: bool = False
+) -> str:
     """The flat regex of ``node`` taking ``path``; ``ops`` gets what the extractor does with each
     group (``("put", group)``, or ``("many", [groups])`` for a field list's items), ``keys`` the
     field name of each keyed group."""
@@ -630,8 +643,14 @@ def _many_each(node: Many) -> set[str]:
     return sub.each
 
 
-def _path_reader(groups: list[tuple[str, str, Converter]], ops: list[tuple[Any, ...]], keys: dict[int, str],
-                 each: set[str], rx: re.Pattern[str], lead: str) -> Callable[[str], dict[str, Any] | None]:
+def _path_reader(
+    groups: list[tuple[str, str, Converter]],
+    ops: list[tuple[Any, ...]],
+    keys: dict[int, str],
+    each: set[str],
+    rx: re.Pattern[str],
+    lead: str,
+) -> Callable[[str], dict[str, Any] | None]:
     """The function that reads a text by a path: its flat regex ``rx`` must match (a ``search``
     grammar's at the first occurrence of its ``lead``, see ``_Traces``), and its groups, all of which
     then take part, become the extractor's fields. None when the path does not fit the text.
@@ -682,7 +701,12 @@ def _path_reader(groups: list[tuple[str, str, Converter]], ops: list[tuple[Any, 
     env["_match"], env["_lead"] = rx.match, lead
     body = ["def read(text):"]
     if lead:
-        body += ["    at = text.find(_lead)", "    if at < 0:", "        return None", "    m = _match(text, at)"]
+        body += [
+            "    at = text.find(_lead)",
+            "    if at < 0:",
+            "        return None",
+            "    m = _match(text, at)",
+        ]
     else:
         body.append("    m = _match(text)")
     body += ["    if m is None:", "        return None", "    g = m.groups()"]
@@ -696,7 +720,10 @@ def _path_reader(groups: list[tuple[str, str, Converter]], ops: list[tuple[Any, 
     return fn
 
 
-_PLAIN: dict[Converter, str] = {to_int: "int", to_float: "float"}  # what the converter is, on text without separators
+_PLAIN: dict[Converter, str] = {
+    to_int: "int",
+    to_float: "float",
+}  # what the converter is, on text without separators
 
 
 def _same_fields(a: Any, b: Any) -> bool:
@@ -706,7 +733,11 @@ def _same_fields(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return list(a) == list(b) and all(_same_fields(a[k], b[k]) for k in a)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return type(a) is type(b) and len(a) == len(b) and all(_same_fields(x, y) for x, y in zip(a, b, strict=True))
+        return (
+            type(a) is type(b)
+            and len(a) == len(b)
+            and all(_same_fields(x, y) for x, y in zip(a, b, strict=True))
+        )
     return type(a) is type(b) and a == b
 
 
@@ -786,7 +817,9 @@ class Grammar:
         return self.build(got) if self.build else got
 
 
-def _extractor(groups: list[tuple[str, str, Converter]], each: set[str]) -> Callable[[re.Match[str]], dict[str, Any]]:
+def _extractor(
+    groups: list[tuple[str, str, Converter]], each: set[str]
+) -> Callable[[re.Match[str]], dict[str, Any]]:
     """The function that turns a match of a grammar's regex into its fields.
 
     What it does is the plain loop over the groups in order: a group that took part is converted and
@@ -805,14 +838,22 @@ def _extractor(groups: list[tuple[str, str, Converter]], each: set[str]) -> Call
         plain = _PLAIN.get(conv)
         if plain is not None:
             # a number without thousands separators is read directly; int/float refuse one with them
-            body += ["        try:", f"            x = {plain}(v)", "        except ValueError:",
-                     f"            x = {conv.__name__}(v)"]
+            body += [
+                "        try:",
+                f"            x = {plain}(v)",
+                "        except ValueError:",
+                f"            x = {conv.__name__}(v)",
+            ]
             value = "x"
         else:
             value = f"c{i}(v)"
         if name == MERGE:  # merged into nothing yet: the field list's own (new) dict is the result
-            body += ["        if out:", f"            _merge(out, {value}, each)", "        else:",
-                     f"            out = {value}"]
+            body += [
+                "        if out:",
+                f"            _merge(out, {value}, each)",
+                "        else:",
+                f"            out = {value}",
+            ]
         elif name in each:
             body.append(f"        out.setdefault({name!r}, []).append({value})")
         else:

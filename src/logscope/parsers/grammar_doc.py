@@ -27,7 +27,11 @@ import pyparsing as pp
 from logscope.parsers import dialect
 from logscope.parsers.grammar import Grammar
 
-ENGINES: tuple[tuple[str | None, str], ...] = (("vllm", "vLLM"), ("sglang", "SGLang"), (None, "Any log (no engine)"))
+ENGINES: tuple[tuple[str | None, str], ...] = (
+    ("vllm", "vLLM"),
+    ("sglang", "SGLang"),
+    (None, "Any log (no engine)"),
+)
 _END = r"\s*+\Z"
 
 
@@ -81,19 +85,30 @@ def _section(g: Grammar) -> list[str]:
         rule = next(r for r in rules if r not in done)
         done.add(rule)
         lines.append(f"{rule} ::=\n  {bnf(rules[rule], rules, top=True)}")
-    return [f"### `{g.name}` → `{g.kind}`", "",
-            f"Matched {where}; the message holds one of the anchors {anchors}{extra}.", "",
-            "```", *lines, "```", ""]
+    return [
+        f"### `{g.name}` → `{g.kind}`",
+        "",
+        f"Matched {where}; the message holds one of the anchors {anchors}{extra}.",
+        "",
+        "```",
+        *lines,
+        "```",
+        "",
+    ]
 
 
 def page() -> str:
     """The whole of ``docs/grammar.md``."""
-    out = ["# Grammars", "",
-           "Generated from the pyparsing form of every message grammar by "
-           "`python -m logscope.parsers.grammar_doc > docs/grammar.md`; do not edit by hand (a test "
-           "compares). The same definitions compile to the regexes that run (see `docs/design.md`).", ""]
+    out = [
+        "# Grammars",
+        "",
+        "Generated from the pyparsing form of every message grammar by "
+        "`python -m logscope.parsers.grammar_doc > docs/grammar.md`; do not edit by hand (a test "
+        "compares). The same definitions compile to the regexes that run (see `docs/design.md`).",
+        "",
+    ]
     doc = __doc__ or ""
-    out += [doc[doc.index("Notation"):].strip().replace("``", "`"), ""]
+    out += [doc[doc.index("Notation") :].strip().replace("``", "`"), ""]
     seen: set[str] = set()
     for engine, title in ENGINES:
         grammars = [g for g in dialect(engine).grammars if g.name not in seen]

@@ -69,8 +69,13 @@ class BlockRule:
 
 
 BLOCK_RULES: tuple[BlockRule, ...] = (
-    BlockRule("bench_result", bench.opens, bench.accepts, tuple(bench.BENCH_GRAMMARS),
-              ("Benchmark Result", "Successful requests", "Backend:")),
+    BlockRule(
+        "bench_result",
+        bench.opens,
+        bench.accepts,
+        tuple(bench.BENCH_GRAMMARS),
+        ("Benchmark Result", "Successful requests", "Backend:"),
+    ),
 )
 _MAX_INTERLEAVED = 8  # engine records held inside an open block before the block is given up
 _MAX_PENDING = 256  # records held behind one set aside (another process's traceback) before it is given up
@@ -80,7 +85,9 @@ def _in(rec: Record, records: list[Record]) -> bool:
     return any(r is rec for r in records)
 
 
-def _ready(pending: list[Record], parked: dict[str | None, Record], open_rec: Record | None) -> Iterator[Record]:
+def _ready(
+    pending: list[Record], parked: dict[str | None, Record], open_rec: Record | None
+) -> Iterator[Record]:
     """Take from the front of ``pending`` the records that are whole (neither set aside nor in progress)."""
     while pending:
         first = pending[0]
@@ -116,8 +123,12 @@ class _AnchorMatcher:
             return
         exprs = [b"".join(b"\\x%02x" % c for c in lit.encode("utf-8")) for lit in literals]
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs),
-                   flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(exprs))
+        db.compile(
+            expressions=exprs,
+            ids=list(range(len(exprs))),
+            elements=len(exprs),
+            flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(exprs),
+        )
         self._db = db
         # a scratch space of our own, passed to every scan: without it each call costs ~0.8 µs more
         self._scan = functools.partial(db.scan, match_event_handler=self._on, scratch=hyperscan.Scratch(db))
@@ -210,8 +221,17 @@ class Dialect:
         return False
 
     # words that make a record an event even without a grammar (fallbacks by level, tracebacks)
-    fallback_anchors: tuple[str, ...] = ("WARN", "ERROR", "CRITICAL", "FATAL", "Traceback", "Warning:",
-                                         "]:[E", "]:[W", "Exception in ")  # the last two: PyTorch c10d "[rank3]:[E1227 ..."
+    fallback_anchors: tuple[str, ...] = (
+        "WARN",
+        "ERROR",
+        "CRITICAL",
+        "FATAL",
+        "Traceback",
+        "Warning:",
+        "]:[E",
+        "]:[W",
+        "Exception in ",
+    )  # the last two: PyTorch c10d "[rank3]:[E1227 ..."
 
     def scan_literals(self) -> list[str]:
         """Every literal whose presence can make a line matter: grammar and block anchors, fallbacks."""
@@ -265,18 +285,26 @@ class Record:
     cont: bool = False  # the last line ended with \r\n: the next line may continue it
     tb_state: str | None = None  # traceback collection: "frames", "after_exc", "chain"
     block: BlockRule | None = None  # opened by a block rule
-    prefix: str | None = None  # what stood before the engine's header beyond known envelopes (``seek_header``)
+    prefix: str | None = (
+        None  # what stood before the engine's header beyond known envelopes (``seek_header``)
+    )
     request_id: str | None = None  # a JSON record's request id key (``structured``): the events' request_id
 
 
 _TB_START = "Traceback (most recent call last):"
-_EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Dead\w*|Timeout\w*)(?::|$)")
+_EXC_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Dead\w*|Timeout\w*)(?::|$)"
+)
 # a one-line record that announces the bare traceback printed right after it ("Exception in ModelTpServer:")
 _EXC_HEAD = re.compile(r"Exception in \w+:\Z")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 # lines PyTorch appends to a CUDA error's message (after the exception line)
-_CUDA_ERROR_TAIL = ("CUDA kernel errors might be asynchronously reported", "For debugging consider passing CUDA_LAUNCH_BLOCKING",
-                    "Compile with `TORCH_USE_CUDA_DSA`", "Search for `cudaError")
+_CUDA_ERROR_TAIL = (
+    "CUDA kernel errors might be asynchronously reported",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING",
+    "Compile with `TORCH_USE_CUDA_DSA`",
+    "Search for `cudaError",
+)
 
 
 def _tb_accepts(rec: Record, text: str) -> bool:
@@ -378,7 +406,11 @@ class Parser:
     """Streams records and events out of lines, for one dialect."""
 
     def __init__(
-        self, dialect: Dialect, *, keep_unparsed: bool = True, reference: bool = False,
+        self,
+        dialect: Dialect,
+        *,
+        keep_unparsed: bool = True,
+        reference: bool = False,
         keep_literals: tuple[str, ...] = (),
     ) -> None:
         self.dialect = dialect
@@ -433,8 +465,14 @@ class Parser:
                 parts = ((text, env, env.text, ln.cont),)
             else:  # records written into each other: the outer envelope belongs to the first piece
                 first = pieces[0]
-                parts = [(text[: len(text) - len(env.text)] + first if text.endswith(env.text) else first, env, first,
-                          False)]
+                parts = [
+                    (
+                        text[: len(text) - len(env.text)] + first if text.endswith(env.text) else first,
+                        env,
+                        first,
+                        False,
+                    )
+                ]
                 for piece in pieces[1:]:
                     penv = envelope(piece)
                     parts.append((piece, penv, penv.text, False))
@@ -458,7 +496,9 @@ class Parser:
                 if parked and hdr is not None and process in parked:
                     # a line of a process whose multi-line record was set aside: resume it, or it has ended
                     p = parked.pop(process)
-                    if (p.cont or p.tb_state is not None or msg.startswith(_TB_START)) and continues(p, hdr, msg, process):
+                    if (p.cont or p.tb_state is not None or msg.startswith(_TB_START)) and continues(
+                        p, hdr, msg, process
+                    ):
                         if open_rec is not None and not _in(open_rec, pending):
                             if self._parks(open_rec, hdr, process):
                                 parked[open_rec.process] = open_rec
@@ -474,8 +514,16 @@ class Parser:
                             p.tb_state = "frames"
                         continue
                     yield from _ready(pending, parked, open_rec)
-                if open_rec is not None and (hdr is None or open_rec.cont or open_rec.tb_state is not None
-                                             or msg.startswith(_TB_START)) and continues(open_rec, hdr, msg, process):
+                if (
+                    open_rec is not None
+                    and (
+                        hdr is None
+                        or open_rec.cont
+                        or open_rec.tb_state is not None
+                        or msg.startswith(_TB_START)
+                    )
+                    and continues(open_rec, hdr, msg, process)
+                ):
                     open_rec.message += "\n" + msg
                     # (after a record set aside was resumed: an empty line stands for each line in between)
                     open_rec.raw += "\n" * max(1, number - open_rec.end_line) + raw
@@ -493,7 +541,9 @@ class Parser:
                         # an empty line stands for each foreign line in between: raw stays line for line
                         block.raw += "\n" * max(1, number - block.end_line) + raw
                         block.end_line = number
-                    if verdict == "last" or (verdict is None and (hdr is None or len(held) >= _MAX_INTERLEAVED)):
+                    if verdict == "last" or (
+                        verdict is None and (hdr is None or len(held) >= _MAX_INTERLEAVED)
+                    ):
                         yield block
                         yield from held
                         block, held = None, []
@@ -508,9 +558,18 @@ class Parser:
                         if open_rec is not None:
                             yield open_rec
                             open_rec = None
-                        block = Record(ln.file, number, number, msg, None, process, env.outer_time or ln.stamp,
-                                       env.repeated, raw,
-                                       block=rule)
+                        block = Record(
+                            ln.file,
+                            number,
+                            number,
+                            msg,
+                            None,
+                            process,
+                            env.outer_time or ln.stamp,
+                            env.repeated,
+                            raw,
+                            block=rule,
+                        )
                         if ln.request_id is not None:
                             block.request_id = ln.request_id
                         continue
@@ -533,7 +592,16 @@ class Parser:
                     if pending:
                         yield from _ready(pending, parked, None)
                 open_rec = Record(
-                    ln.file, number, number, msg, hdr, process, env.outer_time or ln.stamp, env.repeated, raw, cont,
+                    ln.file,
+                    number,
+                    number,
+                    msg,
+                    hdr,
+                    process,
+                    env.outer_time or ln.stamp,
+                    env.repeated,
+                    raw,
+                    cont,
                     # "in" first: a fast scan that rules out nearly every line without copying it
                     "frames" if _TB_START in msg and msg.rstrip().endswith(_TB_START) else None,
                 )
@@ -541,7 +609,9 @@ class Parser:
                     open_rec.prefix = prefix
                 if ln.request_id is not None:
                     open_rec.request_id = ln.request_id
-            if self.sparse:  # what the record in progress is, for wants_next() (asked only by the sparse reader)
+            if (
+                self.sparse
+            ):  # what the record in progress is, for wants_next() (asked only by the sparse reader)
                 self._pending = (block, open_rec)
                 self._parked = bool(parked)
         # could the input's next line (were there one) have joined a record? (cutting a file into ranges)
@@ -567,11 +637,18 @@ class Parser:
         """Is ``rec`` a multi-line record in progress that a line of another process (``hdr``, ``process``)
         interrupts, rather than ends? Only prefixed records (vLLM repeats the prefix on each line)."""
         return (
-            hdr is not None and rec.header is not None and self.dialect.crlf_continues
-            and rec.process is not None and process is not None and process != rec.process
-            and (rec.cont or rec.tb_state is not None
-                 # an error line whose traceback may follow on the process's next line ("EngineCore failed to start.")
-                 or (rec.header.level in ("ERROR", "CRITICAL") and rec.end_line == rec.line))
+            hdr is not None
+            and rec.header is not None
+            and self.dialect.crlf_continues
+            and rec.process is not None
+            and process is not None
+            and process != rec.process
+            and (
+                rec.cont
+                or rec.tb_state is not None
+                # an error line whose traceback may follow on the process's next line ("EngineCore failed to start.")
+                or (rec.header.level in ("ERROR", "CRITICAL") and rec.end_line == rec.line)
+            )
         )
 
     def _may_continue(self, rec: Record) -> bool:
@@ -587,8 +664,11 @@ class Parser:
         if hdr is not None and rec.header is not None and self.dialect.crlf_continues:
             h = rec.header
             same = (
-                hdr.level == h.level and hdr.time == h.time and hdr.source == h.source
-                and process == rec.process and hdr.process == h.process
+                hdr.level == h.level
+                and hdr.time == h.time
+                and hdr.source == h.source
+                and process == rec.process
+                and hdr.process == h.process
             )
             if rec.cont or not same:
                 return same
@@ -601,7 +681,9 @@ class Parser:
             if rec.tb_state is not None and _tb_accepts(rec, msg):
                 return True
             if msg.startswith(_TB_START) and rec.tb_state is None and _EXC_HEAD.match(rec.message):
-                return True  # "Exception in ModelTpServer:" (SGLang 0.2-0.3) heads the traceback it prints next
+                return (
+                    True  # "Exception in ModelTpServer:" (SGLang 0.2-0.3) heads the traceback it prints next
+                )
             return self.dialect.continues(rec.message, msg)
         return False
 
@@ -678,7 +760,9 @@ class Parser:
                 if h.process:
                     process = f"{process} {h.process}" if process else h.process
             # kept only while the clock was asked nothing else since
-            self._memo = (h, rec.process, clock, time, t_s, process, tp, dp, level) if repeats else (None,) * 9
+            self._memo = (
+                (h, rec.process, clock, time, t_s, process, tp, dp, level) if repeats else (None,) * 9
+            )
         out: dict[str, Any] = {
             "engine": self.engine,
             "file": rec.file,
@@ -754,7 +838,9 @@ class Parser:
             fb = fallback(rec, base)
             if fb is not None:
                 out.append(fb)
-        if not out and (self.keep_unparsed or candidate is not None or any(a in text for a in self.keep_literals)):
+        if not out and (
+            self.keep_unparsed or candidate is not None or any(a in text for a in self.keep_literals)
+        ):
             # a record that holds a known kind's anchor but did not parse is always reported:
             # it is rare, and it is how a new log format shows up
             out.append(make_event("unparsed", base, {"text": text, "candidate": candidate}))
@@ -798,9 +884,7 @@ def fallback(rec: Record, base: dict[str, Any]) -> Event | None:
         tb = lines[start:]
         exc, msg = exception_of(tb)
         head = lines[0].split(_TB_START)[0].strip() if start == 0 else "\n".join(lines[:start]).strip()
-        return Error(
-            **base, exception=exc, message=head or msg, traceback=tb, source=source
-        )
+        return Error(**base, exception=exc, message=head or msg, traceback=tb, source=source)
     if level in ("WARNING", "WARN"):
         return make_event("warning", base, {"message": text, "source": source, "template": template(text)})
     if level in ("ERROR", "CRITICAL", "FATAL"):

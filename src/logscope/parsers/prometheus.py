@@ -73,8 +73,11 @@ def read_metrics(paths: list[str], families: Collection[str] | None = None) -> M
     files: list[str] = []
     for p in paths:
         if os.path.isdir(p):
-            files.extend(os.path.join(p, n) for n in sorted(os.listdir(p))
-                         if os.path.isfile(os.path.join(p, n)) and not n.startswith("."))
+            files.extend(
+                os.path.join(p, n)
+                for n in sorted(os.listdir(p))
+                if os.path.isfile(os.path.join(p, n)) and not n.startswith(".")
+            )
         elif os.path.isfile(p):
             files.append(p)
         else:
@@ -89,7 +92,9 @@ def read_metrics(paths: list[str], families: Collection[str] | None = None) -> M
 
                 with gzip.open(f, "rt", encoding="utf-8", errors="replace") as gz:
                     text = gz.read()
-            elif f.endswith(".xz"):  # a series of near-identical scrapes: xz finds the repeats gzip's 32 KiB window misses
+            elif f.endswith(
+                ".xz"
+            ):  # a series of near-identical scrapes: xz finds the repeats gzip's 32 KiB window misses
                 import lzma
 
                 with lzma.open(f, "rt", encoding="utf-8", errors="replace") as xz:
@@ -106,8 +111,12 @@ def read_metrics(paths: list[str], families: Collection[str] | None = None) -> M
             sources.add(how)
     timed = sorted((s for s in scrapes if s.time is not None), key=lambda s: s.time or 0.0)
     untimed = [s for s in scrapes if s.time is None]
-    return MetricsInput(files=files, scrapes=timed + untimed, notes=notes,
-                        time_source="; ".join(sorted(sources)) or "no scrape read")
+    return MetricsInput(
+        files=files,
+        scrapes=timed + untimed,
+        notes=notes,
+        time_source="; ".join(sorted(sources)) or "no scrape read",
+    )
 
 
 def _lzma_error() -> type[Exception]:
@@ -116,8 +125,9 @@ def _lzma_error() -> type[Exception]:
     return lzma.LZMAError
 
 
-def _file_scrapes(path: str, text: str, notes: list[str],
-                  families: Collection[str] | None = None) -> tuple[list[Scrape], str]:
+def _file_scrapes(
+    path: str, text: str, notes: list[str], families: Collection[str] | None = None
+) -> tuple[list[Scrape], str]:
     marks = list(SCRAPE_TIME.finditer(text))
     pieces: list[tuple[float | None, int, str]] = []  # (time, first line, text)
     if marks:
@@ -133,8 +143,10 @@ def _file_scrapes(path: str, text: str, notes: list[str],
                 t: float | None = float(m.group(1))
             except ValueError:
                 t = None
-                notes.append(f"{path}:{line}: scrape_time {m.group(1)!r} is not a number; this scrape has no time")
-            pieces.append((t, line, text[m.end():end]))
+                notes.append(
+                    f"{path}:{line}: scrape_time {m.group(1)!r} is not a number; this scrape has no time"
+                )
+            pieces.append((t, line, text[m.end() : end]))
         how = "the `# scrape_time` lines (unix seconds, written when each scrape was taken)"
     else:
         named = _NAME_TIME.search(os.path.basename(path))
@@ -155,7 +167,9 @@ def _file_scrapes(path: str, text: str, notes: list[str],
     return out, how
 
 
-def parse_scrape(text: str, source: str, notes: list[str], families: Collection[str] | None = None) -> Scrape | None:
+def parse_scrape(
+    text: str, source: str, notes: list[str], families: Collection[str] | None = None
+) -> Scrape | None:
     """One scrape's families; None (with a note) when the text holds none. With ``families`` (names as
     prometheus_client gives them: a counter without ``_total``), a family not among them that has a
     ``# TYPE`` line is kept by name and type only, its samples not parsed (the parser costs ~0.1 ms a
@@ -163,7 +177,9 @@ def parse_scrape(text: str, source: str, notes: list[str], families: Collection[
     scrape = Scrape(time=None, source=source)
     if text.strip() and not text.endswith("\n"):  # exposition text ends each line, the last one too
         cut = text.rsplit("\n", 1)
-        notes.append(f"{source}: the scrape ends mid-line (truncated?): its last line {cut[-1][:60]!r} dropped")
+        notes.append(
+            f"{source}: the scrape ends mid-line (truncated?): its last line {cut[-1][:60]!r} dropped"
+        )
         text = cut[0] + "\n" if len(cut) == 2 else ""
     starts = [m.start() for m in _FAMILY_START.finditer(text)]
     # cut where a new family's HELP/TYPE group begins (a TYPE right after its own HELP stays with it)
@@ -180,7 +196,7 @@ def parse_scrape(text: str, source: str, notes: list[str], families: Collection[
     bad = 0
     nonfinite: list[str] = []
     for k, c in enumerate(cuts):
-        block = text[c: cuts[k + 1] if k + 1 < len(cuts) else len(text)]
+        block = text[c : cuts[k + 1] if k + 1 < len(cuts) else len(text)]
         if not block.strip():
             continue
         if families is not None:
@@ -198,15 +214,21 @@ def parse_scrape(text: str, source: str, notes: list[str], families: Collection[
             lines = block.rstrip("\n").splitlines()
             first = lines[0][:80]
             try:  # a scrape cut mid-line (curl's --max-time, a full disk): the family without its last line
-                fams = list(text_string_to_metric_families("\n".join(lines[:-1]) + "\n")) if len(lines) > 1 else []
+                fams = (
+                    list(text_string_to_metric_families("\n".join(lines[:-1]) + "\n"))
+                    if len(lines) > 1
+                    else []
+                )
             except (ValueError, IndexError, TypeError, KeyError):
                 fams = []
             if not fams:
                 bad += 1
                 notes.append(f"{source}: family at {first!r} not read ({_why(exc)})")
                 continue
-            notes.append(f"{source}: family at {first!r}: its last line {lines[-1][:60]!r} is cut or malformed "
-                         f"({_why(exc)}); read without it")
+            notes.append(
+                f"{source}: family at {first!r}: its last line {lines[-1][:60]!r} is cut or malformed "
+                f"({_why(exc)}); read without it"
+            )
         for fam in fams:
             samples: list[Sample] = []
             for s in fam.samples:
@@ -221,12 +243,16 @@ def parse_scrape(text: str, source: str, notes: list[str], families: Collection[
                 got.samples.extend(samples)
     if nonfinite:
         names = sorted(set(nonfinite))
-        notes.append(f"{source}: {len(nonfinite)} NaN/Inf sample value(s) dropped ({', '.join(names[:5])}"
-                     f"{' …' if len(names) > 5 else ''})")
+        notes.append(
+            f"{source}: {len(nonfinite)} NaN/Inf sample value(s) dropped ({', '.join(names[:5])}"
+            f"{' …' if len(names) > 5 else ''})"
+        )
     guessed = _type_untyped(scrape)
     if guessed:
-        notes.append(f"{source}: {guessed} untyped famil{'y' if guessed == 1 else 'ies'} (no `# TYPE` line: a grep "
-                     "of /metrics?) typed by name: `_total` a counter, `_bucket`/`_sum`/`_count` a histogram")
+        notes.append(
+            f"{source}: {guessed} untyped famil{'y' if guessed == 1 else 'ies'} (no `# TYPE` line: a grep "
+            "of /metrics?) typed by name: `_total` a counter, `_bucket`/`_sum`/`_count` a histogram"
+        )
     if not scrape.families:
         if not bad:
             notes.append(f"{source}: not Prometheus exposition text (no metric family read); skipped")

@@ -40,9 +40,15 @@ HTTP_ACCESS = Grammar(
     Seq(
         # uvicorn's level when no dialect took it, maybe after a logger name (KServe: "uvicorn.access INFO:     ")
         Opt(Leaf(r"(?:[\w.]+ )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL): +")),
-        Leaf(r"[^\s\"]+", "client"), Opt(Leaf(r" \d+")), ' - "',  # (KServe prints its pid after the client)
-        Leaf(r"[A-Z]+", "method"), " ", Leaf(r"[^\s\"]*", "path"),
-        Leaf(r" HTTP/[\d.]+\" "), Int("status"), Rest(),
+        Leaf(r"[^\s\"]+", "client"),
+        Opt(Leaf(r" \d+")),
+        ' - "',  # (KServe prints its pid after the client)
+        Leaf(r"[A-Z]+", "method"),
+        " ",
+        Leaf(r"[^\s\"]*", "path"),
+        Leaf(r" HTTP/[\d.]+\" "),
+        Int("status"),
+        Rest(),
     ),
 )
 
@@ -69,20 +75,46 @@ _KSERVE = Leaf(r"\d+ [\w.]+ ")  # KServe's "<pid> kserve.trace " before vLLM's r
 
 
 def _vllm(name: str, phase: str, anchors: tuple[str, ...], expr: Seq) -> Grammar:
-    return Grammar(f"vllm.request_{name}", "request", anchors, Seq(const("phase", phase), expr), build=_vllm_request)
+    return Grammar(
+        f"vllm.request_{name}", "request", anchors, Seq(const("phase", phase), expr), build=_vllm_request
+    )
 
 
 # one grammar per wording, each with its own anchor: a record meets only its own (one path, learned once)
 VLLM_REQUEST = [
-    _vllm("received", "received", ("Received request ",), Seq(Opt(_KSERVE), "Received request ", Leaf(_ID, "request_id"), Rest())),
-    _vllm("added", "added", ("Added request ",), Seq("Added request ", Leaf(_ID, "request_id"), Opt("."), Rest())),
-    _vllm("finished", "finished", ("Finished request ",),
-          Seq("Finished request ", Leaf(_ID, "request_id"), Opt("."), Rest())),
-    _vllm("aborted", "aborted", ("Aborted request",),
-          Seq("Aborted request", Opt("(s)"), " ", Leaf(_IDS, "request_id"), Rest())),
-    _vllm("aborted_v1", "aborted", (" aborted.",), Seq("Request ", Leaf(_ID, "request_id"), " aborted.", Rest())),
-    _vllm("failed", "error", (" failed (", " failed due to "),
-          Seq("Request ", Leaf(_ID, "request_id"), " failed ", Rest("rest"))),
+    _vllm(
+        "received",
+        "received",
+        ("Received request ",),
+        Seq(Opt(_KSERVE), "Received request ", Leaf(_ID, "request_id"), Rest()),
+    ),
+    _vllm(
+        "added",
+        "added",
+        ("Added request ",),
+        Seq("Added request ", Leaf(_ID, "request_id"), Opt("."), Rest()),
+    ),
+    _vllm(
+        "finished",
+        "finished",
+        ("Finished request ",),
+        Seq("Finished request ", Leaf(_ID, "request_id"), Opt("."), Rest()),
+    ),
+    _vllm(
+        "aborted",
+        "aborted",
+        ("Aborted request",),
+        Seq("Aborted request", Opt("(s)"), " ", Leaf(_IDS, "request_id"), Rest()),
+    ),
+    _vllm(
+        "aborted_v1", "aborted", (" aborted.",), Seq("Request ", Leaf(_ID, "request_id"), " aborted.", Rest())
+    ),
+    _vllm(
+        "failed",
+        "error",
+        (" failed (", " failed due to "),
+        Seq("Request ", Leaf(_ID, "request_id"), " failed ", Rest("rest")),
+    ),
 ]
 
 _RID = re.compile(r"""\b(?:rid|request_id)'?(?:=|: )'([^']+)'""")
@@ -99,7 +131,7 @@ def _sglang_request(f: dict[str, Any]) -> dict[str, Any]:
             f["request_id"] = m.group(1)
         return f
     cut = body.rfind("'meta_info': {")
-    meta = body[cut:] if cut >= 0 else body[max(0, body.rfind("out={")):]
+    meta = body[cut:] if cut >= 0 else body[max(0, body.rfind("out={")) :]
     if m is None:
         m = _META_ID.search(meta)
     if m is not None:
@@ -136,8 +168,11 @@ def _sglang_json_request(f: dict[str, Any]) -> dict[str, Any] | None:
         return f
     if "request_id" not in f and isinstance(meta.get("id"), str):
         f["request_id"] = meta["id"]
-    for key, name, typ in (("prompt_tokens", "prompt_tokens", int), ("completion_tokens", "output_tokens", int),
-                           ("e2e_latency", "e2e_s", float)):
+    for key, name, typ in (
+        ("prompt_tokens", "prompt_tokens", int),
+        ("completion_tokens", "output_tokens", int),
+        ("e2e_latency", "e2e_s", float),
+    ):
         value = meta.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
             f[name] = typ(value)
@@ -161,8 +196,13 @@ def _json_event(event: str) -> Leaf:
 SGLANG_REQUEST = Grammar(
     "sglang.request",
     "request",
-    ("Receive: obj=", "Receive OpenAI: obj=", "Finish: obj=", '"event": "request.received"',
-     '"event": "request.finished"'),
+    (
+        "Receive: obj=",
+        "Receive OpenAI: obj=",
+        "Finish: obj=",
+        '"event": "request.received"',
+        '"event": "request.finished"',
+    ),
     Seq(const("phase", "received"), Leaf(r"Receive(?: OpenAI)?: obj="), Rest("body"))
     | Seq(const("phase", "finished"), "Finish: obj=", Rest("body"))
     | Seq(const("phase", "received"), _json_event("request.received"), Rest("json"))

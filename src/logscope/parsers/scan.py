@@ -28,7 +28,18 @@ from collections.abc import Iterable
 # Bytes that change how a line is numbered or cleaned: a lone \r starts a line (str.splitlines), ESC
 # starts colour codes, the other separators are line breaks for str.splitlines too. A line holding
 # one is always decoded, so numbering is the same as on the careful path.
-SPECIAL = (b"\r", b"\x1b", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+SPECIAL = (
+    b"\r",
+    b"\x1b",
+    b"\x0b",
+    b"\x0c",
+    b"\x1c",
+    b"\x1d",
+    b"\x1e",
+    b"\xc2\x85",
+    b"\xe2\x80\xa8",
+    b"\xe2\x80\xa9",
+)
 
 
 def _shortest(literals: Iterable[bytes]) -> list[bytes]:

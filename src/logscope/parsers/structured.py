@@ -43,11 +43,28 @@ import orjson
 FIELDS: dict[str, tuple[str, ...]] = {
     # the engine's text: a whole line (docker, Loki, Cloud Logging, OTLP filelog, CloudWatch, ES) or
     # only the message (python-json-logger, vLLM's JSON formatter, OTel SDK)
-    "text": ("log", "line", "textPayload", "body", "message", "msg", "MESSAGE", "event"),  # (structlog: "event")
+    "text": (
+        "log",
+        "line",
+        "textPayload",
+        "body",
+        "message",
+        "msg",
+        "MESSAGE",
+        "event",
+    ),  # (structlog: "event")
     "level": ("levelname", "level", "severityText", "severity", "log.level", "levelName", "lvl"),
     "asctime": ("asctime",),  # the engine's own time (python ``asctime``, any ``datefmt`` with a date)
     # a collector's or a record's stamp: RFC 3339 text, or epoch ms / ns numbers
-    "stamp": ("time", "@timestamp", "timestamp", "timeUnixNano", "observedTimeUnixNano", "ts", "receiveTimestamp"),
+    "stamp": (
+        "time",
+        "@timestamp",
+        "timestamp",
+        "timeUnixNano",
+        "observedTimeUnixNano",
+        "ts",
+        "receiveTimestamp",
+    ),
     "file": ("filename", "fileinfo", "code.filepath", "code.file.path", "pathname"),
     "lineno": ("lineno", "code.lineno", "code.line.number"),
     "logger": ("name", "logger", "logger_name", "loggerName"),
@@ -94,9 +111,22 @@ SHAPES: tuple[tuple[str, str], ...] = (
     ("message", "JSON with a message"),
 )
 
-LEVELS = {"debug": "DEBUG", "info": "INFO", "notice": "INFO", "warning": "WARNING", "warn": "WARNING",
-          "error": "ERROR", "err": "ERROR", "critical": "CRITICAL", "fatal": "CRITICAL", "alert": "CRITICAL",
-          "emergency": "CRITICAL", "trace": "DEBUG", "information": "INFO", "informational": "INFO"}
+LEVELS = {
+    "debug": "DEBUG",
+    "info": "INFO",
+    "notice": "INFO",
+    "warning": "WARNING",
+    "warn": "WARNING",
+    "error": "ERROR",
+    "err": "ERROR",
+    "critical": "CRITICAL",
+    "fatal": "CRITICAL",
+    "alert": "CRITICAL",
+    "emergency": "CRITICAL",
+    "trace": "DEBUG",
+    "information": "INFO",
+    "informational": "INFO",
+}
 
 # an engine's own line (vLLM header, maybe behind its process tag; SGLang's bracketed stamp; uvicorn)
 ENGINE_LINE = re.compile(
@@ -155,17 +185,22 @@ class Front:
             kinds = ", ".join(f"{name} {n}" for name, n in sorted(self.shapes.items(), key=lambda kv: -kv[1]))
             out.append(f"{self.path}: {total} JSON records read as the engine's text lines ({kinds})")
         for reason, (n, first) in self.problems.items():
-            out.append(f"{self.path}: {n} line(s) of {reason} (first at line {first}); kept as text, rest of the file read")
+            out.append(
+                f"{self.path}: {n} line(s) of {reason} (first at line {first}); kept as text, rest of the file read"
+            )
         for i, (keys, (n, first)) in enumerate(sorted(self.unknown.items(), key=lambda kv: -kv[1][0])):
             if i >= _MAX_NOTED_SHAPES:
                 out.append(f"{self.path}: {len(self.unknown) - i} more unknown JSON shapes")
                 break
-            out.append(f"{self.path}: {n} JSON record(s) of an unknown shape (keys: {', '.join(keys[:12])}; first at "
-                       f"line {first}) hold no engine line: kept as unparsed lines")
+            out.append(
+                f"{self.path}: {n} JSON record(s) of an unknown shape (keys: {', '.join(keys[:12])}; first at "
+                f"line {first}) hold no engine line: kept as unparsed lines"
+            )
         return out
 
 
 # -- values -------------------------------------------------------------------------------------
+
 
 def _get(rec: dict[str, Any], names: tuple[str, ...]) -> Any:
     for name in names:
@@ -200,7 +235,13 @@ def stamp_text(v: Any) -> str | None:
     writes them, also as digit strings) in UTC."""
     if isinstance(v, str):
         # (RFC 3339 in UTC, as docker, Loki and Cloud Logging write it: told by its shape, without the regex)
-        if v[-1:] == "Z" and v[4:5] == "-" and v[10:11] == "T" and v[:4].isdigit() and v[11:19].replace(":", "").isdigit():
+        if (
+            v[-1:] == "Z"
+            and v[4:5] == "-"
+            and v[10:11] == "T"
+            and v[:4].isdigit()
+            and v[11:19].replace(":", "").isdigit()
+        ):
             return v
         if _RFC3339.match(v):
             return v
@@ -233,7 +274,9 @@ def epoch(stamp: str) -> float | None:
     m = _RFC3339.match(stamp)
     if m is None:
         return None
-    t = calendar.timegm((int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]), 0, 0, 0))
+    t = calendar.timegm(
+        (int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]), 0, 0, 0)
+    )
     frac = float("0." + m["f"]) if m["f"] else 0.0
     z = m["z"]
     if z and z != "Z":
@@ -244,6 +287,7 @@ def epoch(stamp: str) -> float | None:
 
 
 # -- records ------------------------------------------------------------------------------------
+
 
 def records_of(value: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
     """(record, its wrapper or None) of each log record in one decoded JSON value."""
@@ -364,9 +408,12 @@ def _plan(rec: dict[str, Any]) -> _Plan:
             _PLANS.clear()
         have = set(keys)
         plan = _PLANS[keys] = _Plan(
-            tuple(k for k in FIELDS["text"] if k in have), tuple(k for k in FIELDS["stamp"] if k in have),
-            tuple(k for k in FIELDS["exc"] if k in have), "log" in have and "stream" in have,
-            tuple(k for k in FIELDS["request_id"] if k in have))
+            tuple(k for k in FIELDS["text"] if k in have),
+            tuple(k for k in FIELDS["stamp"] if k in have),
+            tuple(k for k in FIELDS["exc"] if k in have),
+            "log" in have and "stream" in have,
+            tuple(k for k in FIELDS["request_id"] if k in have),
+        )
     return plan
 
 
@@ -493,13 +540,14 @@ def _with_header(rec: dict[str, Any], outer: dict[str, Any] | None, message: str
 
 # -- lines ----------------------------------------------------------------------------------------
 
+
 def looks_json(body: str) -> int:
     """Where a JSON value starts in a physical line (0, or after a process tag), or -1."""
     c = body[:1]
     if c == "{":
         return 0 if body[1:2] in ('"', " ", "}", "\t", "") else -1
     if c == "[":
-        return 0 if body[1:2] in ("{", "", "]", " ", "\t", "[", "\"") else -1
+        return 0 if body[1:2] in ("{", "", "]", " ", "\t", "[", '"') else -1
     if c in " \t":
         s = body.lstrip()
         return looks_json(s) + len(body) - len(s) if s[:1] in ("{", "[") else -1
@@ -623,6 +671,7 @@ def decode_lines(lines: Iterable[Any], front: Front, make: Any) -> Iterator[Any]
 
 # -- whole files: pretty-printed documents, newest-first exports --------------------------------
 
+
 def document_start(head: bytes) -> bool:
     """Is a file that begins with ``head`` one pretty-printed JSON document (``gcloud logging read
     --format=json``, ``aws logs filter-log-events``)? Its first line alone is then no JSON value."""
@@ -633,7 +682,12 @@ def document_start(head: bytes) -> bool:
     try:
         orjson.loads(first)
     except orjson.JSONDecodeError:
-        return first in (b"[", b"{", b"[{", b"[ {")  # (gcloud's "[" then "  {"; aws's "{" then "    \"events\": [")
+        return first in (
+            b"[",
+            b"{",
+            b"[{",
+            b"[ {",
+        )  # (gcloud's "[" then "  {"; aws's "{" then "    \"events\": [")
     return False
 
 
@@ -644,7 +698,9 @@ def document_records(text: str, front: Front) -> tuple[list[tuple[int, Text]], i
     base = len(text) - len(head)
     pos = base + 1
     if head[:1] == "{":
-        m = re.compile(r'"(events|hits|entries|logRecords|resourceLogs)"\s*:\s*(?:\{\s*"hits"\s*:\s*)?\[').search(text)
+        m = re.compile(
+            r'"(events|hits|entries|logRecords|resourceLogs)"\s*:\s*(?:\{\s*"hits"\s*:\s*)?\['
+        ).search(text)
         if m is None:
             try:
                 value = orjson.loads(text)
@@ -661,8 +717,10 @@ def document_records(text: str, front: Front) -> tuple[list[tuple[int, Text]], i
     rest = None
     if err is not None:
         line = text.count("\n", 0, items[-1][0] if items else pos) + 1
-        front.notes.append(f"{front.path}: the JSON document breaks off after {len(items)} records ({err}, "
-                           f"near line {line}); the records before it are read, the rest as text lines")
+        front.notes.append(
+            f"{front.path}: the JSON document breaks off after {len(items)} records ({err}, "
+            f"near line {line}); the records before it are read, the rest as text lines"
+        )
         last = items[-1][0] if items else pos
         nxt = text.find("\n", last if items else 0)
         rest = len(text) if nxt < 0 else nxt + 1
@@ -718,5 +776,16 @@ def needs_whole(head: bytes) -> bool:
     return newest_first(stamps)
 
 
-__all__ = ["FIELDS", "Front", "convert", "decode_lines", "document_records", "document_start", "epoch",
-           "newest_first", "records_of", "stamp_text", "text_of"]
+__all__ = [
+    "FIELDS",
+    "Front",
+    "convert",
+    "decode_lines",
+    "document_records",
+    "document_start",
+    "epoch",
+    "newest_first",
+    "records_of",
+    "stamp_text",
+    "text_of",
+]

@@ -41,34 +41,61 @@ class Plots:
 
 # name, title, caption
 RUN_FIGURES: tuple[tuple[str, str, str], ...] = (
-    ("throughput", "Throughput over time",
-     "Generation and prompt throughput, running and waiting requests and KV cache usage per logging window; "
-     "the stable decode segment shaded, disturbances (OOM, runtime compiles, preemptions, errors) marked."),
-    ("prefill_chunks", "Prefill chunk series",
-     "Input throughput of each chunk of each chunked prefill request: the rate falls as the context already "
-     "in the cache grows, then restarts with the next request."),
-    ("spec_acceptance", "Spec decode acceptance per draft position",
-     "Share of drafts accepted at each draft position; the mean acceptance length is one plus their sum."),
-    ("cold_start", "Cold-start waterfall",
-     "The start-up phases on the log's clock, from the first timestamp to the ready line."),
-    ("metrics_latency", "Latency percentiles (server metrics)",
-     "P50, P95 and P99 of each latency histogram over each interval between two scrapes (thin lines: over the "
-     "run), estimated from the buckets as Prometheus' histogram_quantile does."),
-    ("metrics_load", "Running, waiting and KV usage (server metrics)",
-     "The server's running and waiting requests and KV cache usage at each scrape, with the log's stats lines "
-     "on the same clock where the two were aligned."),
+    (
+        "throughput",
+        "Throughput over time",
+        "Generation and prompt throughput, running and waiting requests and KV cache usage per logging window; "
+        "the stable decode segment shaded, disturbances (OOM, runtime compiles, preemptions, errors) marked.",
+    ),
+    (
+        "prefill_chunks",
+        "Prefill chunk series",
+        "Input throughput of each chunk of each chunked prefill request: the rate falls as the context already "
+        "in the cache grows, then restarts with the next request.",
+    ),
+    (
+        "spec_acceptance",
+        "Spec decode acceptance per draft position",
+        "Share of drafts accepted at each draft position; the mean acceptance length is one plus their sum.",
+    ),
+    (
+        "cold_start",
+        "Cold-start waterfall",
+        "The start-up phases on the log's clock, from the first timestamp to the ready line.",
+    ),
+    (
+        "metrics_latency",
+        "Latency percentiles (server metrics)",
+        "P50, P95 and P99 of each latency histogram over each interval between two scrapes (thin lines: over the "
+        "run), estimated from the buckets as Prometheus' histogram_quantile does.",
+    ),
+    (
+        "metrics_load",
+        "Running, waiting and KV usage (server metrics)",
+        "The server's running and waiting requests and KV cache usage at each scrape, with the log's stats lines "
+        "on the same clock where the two were aligned.",
+    ),
 )
 # figures drawn only when the input holds what they show (not listed as "not drawn" otherwise)
 OPTIONAL_FIGURES = {"metrics_latency": "metrics", "metrics_load": "metrics"}
 
 COMPARE_FIGURES: tuple[tuple[str, str, str], ...] = (
-    ("compare_decode", "Decode throughput, both runs",
-     "Generation throughput of both runs from their first busy window, stable segments shaded, and the "
-     "stable decode mean, median and peak side by side with the BASE / OTHER ratios."),
-    ("compare_prefill", "Prefill, both runs",
-     "Prefill chunk series of both runs (or their prefill rates where the engine prints no chunks)."),
-    ("compare_spec", "Spec decode acceptance, both runs",
-     "Acceptance per draft position of both runs, with their mean acceptance lengths."),
+    (
+        "compare_decode",
+        "Decode throughput, both runs",
+        "Generation throughput of both runs from their first busy window, stable segments shaded, and the "
+        "stable decode mean, median and peak side by side with the BASE / OTHER ratios.",
+    ),
+    (
+        "compare_prefill",
+        "Prefill, both runs",
+        "Prefill chunk series of both runs (or their prefill rates where the engine prints no chunks).",
+    ),
+    (
+        "compare_spec",
+        "Spec decode acceptance, both runs",
+        "Acceptance per draft position of both runs, with their mean acceptance lengths.",
+    ),
     ("compare_cold_start", "Cold start, both runs", "The start-up phases of both runs side by side."),
 )
 
@@ -77,8 +104,9 @@ Format = str  # "png" or "svg"
 FORMATS: tuple[Format, ...] = ("png", "svg")
 
 
-def _draw(name: str, title: str, caption: str, make: Callable[[], Figure], out: Plots,
-          formats: tuple[Format, ...]) -> None:
+def _draw(
+    name: str, title: str, caption: str, make: Callable[[], Figure], out: Plots, formats: tuple[Format, ...]
+) -> None:
     from logscope.plots import _mpl
     from logscope.plots.run import Skip
 
@@ -87,9 +115,15 @@ def _draw(name: str, title: str, caption: str, make: Callable[[], Figure], out: 
     except Skip as why:
         out.skipped[title] = str(why)
         return
-    out.plots.append(Plot(name=name, title=title, caption=caption,
-                          png=_mpl.to_png(fig) if "png" in formats else None,
-                          svg=_mpl.to_svg(fig) if "svg" in formats else None))
+    out.plots.append(
+        Plot(
+            name=name,
+            title=title,
+            caption=caption,
+            png=_mpl.to_png(fig) if "png" in formats else None,
+            svg=_mpl.to_svg(fig) if "svg" in formats else None,
+        )
+    )
     fig.clear()
 
 
@@ -99,9 +133,12 @@ def run_plots(inp: PlotInput, formats: tuple[Format, ...] = FORMATS) -> Plots:
     from logscope.plots import run as r
 
     makers: dict[str, Callable[[PlotInput], Figure]] = {
-        "throughput": r.throughput_timeline, "prefill_chunks": r.prefill_chunks,
-        "spec_acceptance": r.spec_acceptance, "cold_start": r.cold_start_waterfall,
-        "metrics_latency": mt.latency_percentiles, "metrics_load": mt.metrics_load,
+        "throughput": r.throughput_timeline,
+        "prefill_chunks": r.prefill_chunks,
+        "spec_acceptance": r.spec_acceptance,
+        "cold_start": r.cold_start_waterfall,
+        "metrics_latency": mt.latency_percentiles,
+        "metrics_load": mt.metrics_load,
     }
     out = Plots()
     for name, title, caption in RUN_FIGURES:
@@ -111,13 +148,17 @@ def run_plots(inp: PlotInput, formats: tuple[Format, ...] = FORMATS) -> Plots:
     return out
 
 
-def compare_plots(base: PlotInput, other: PlotInput, comparison: Any, formats: tuple[Format, ...] = FORMATS) -> Plots:
+def compare_plots(
+    base: PlotInput, other: PlotInput, comparison: Any, formats: tuple[Format, ...] = FORMATS
+) -> Plots:
     """The overlays of two runs (``comparison`` is ``logscope.analyses.compare.Comparison``)."""
     from logscope.plots import compare as c
 
     makers: dict[str, Callable[[PlotInput, PlotInput, Any], Figure]] = {
-        "compare_decode": c.decode_overlay, "compare_prefill": c.prefill_overlay,
-        "compare_spec": c.spec_overlay, "compare_cold_start": c.cold_start_overlay,
+        "compare_decode": c.decode_overlay,
+        "compare_prefill": c.prefill_overlay,
+        "compare_spec": c.spec_overlay,
+        "compare_cold_start": c.cold_start_overlay,
     }
     out = Plots()
     for name, title, caption in COMPARE_FIGURES:
@@ -140,4 +181,14 @@ def write_plots(plots: list[Plot], directory: str | os.PathLike[str]) -> list[Pa
     return out
 
 
-__all__ = ["COMPARE_FIGURES", "OPTIONAL_FIGURES", "RUN_FIGURES", "Plot", "PlotInput", "Plots", "compare_plots", "run_plots", "write_plots"]
+__all__ = [
+    "COMPARE_FIGURES",
+    "OPTIONAL_FIGURES",
+    "RUN_FIGURES",
+    "Plot",
+    "PlotInput",
+    "Plots",
+    "compare_plots",
+    "run_plots",
+    "write_plots",
+]

@@ -13,10 +13,20 @@ from logscope.analyses.base import RunData, RunLike, is_gap
 from logscope.analyses.report import Report
 from logscope.analyses.series import Sample, decode_series, summed
 
-_STARTUP_KINDS = frozenset({
-    "model_load", "compile", "memory_profile", "kv_cache_pool", "graph_capture", "engine_init",
-    "scheduler_limits", "server_ready", "max_concurrency", "server_start",
-})
+_STARTUP_KINDS = frozenset(
+    {
+        "model_load",
+        "compile",
+        "memory_profile",
+        "kv_cache_pool",
+        "graph_capture",
+        "engine_init",
+        "scheduler_limits",
+        "server_ready",
+        "max_concurrency",
+        "server_start",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -34,8 +44,16 @@ class Window:
 
     @classmethod
     def of(cls, s: Sample, gap_before: bool) -> Window:
-        return cls(t_s=s.t_s, gen_tok_s=s.gen_tok_s, running=s.running, prompt_tok_s=s.prompt_tok_s,
-                   waiting=s.waiting, kv_usage_pct=s.kv_usage_pct, prefill=s.prefill, gap_before=gap_before)
+        return cls(
+            t_s=s.t_s,
+            gen_tok_s=s.gen_tok_s,
+            running=s.running,
+            prompt_tok_s=s.prompt_tok_s,
+            waiting=s.waiting,
+            kv_usage_pct=s.kv_usage_pct,
+            prefill=s.prefill,
+            gap_before=gap_before,
+        )
 
 
 @dataclass(frozen=True)
@@ -62,22 +80,40 @@ class PlotInput:
         data = RunData.of(run)
         series = decode_series(data)
         main = summed(series) or (series[0] if series else None)
-        engines = [_engine(s.label, s.source, s.interval, s.samples) for s in series] if len(series) > 1 else []
+        engines = (
+            [_engine(s.label, s.source, s.interval, s.samples) for s in series] if len(series) > 1 else []
+        )
         times: dict[int, float] = {}
         first_file = data.files[0] if data.files else None
         for e in data.events:
-            if e.kind in _STARTUP_KINDS and e.t_s is not None and (first_file is None or e.file == first_file):
+            if (
+                e.kind in _STARTUP_KINDS
+                and e.t_s is not None
+                and (first_file is None or e.file == first_file)
+            ):
                 times.setdefault(e.line, e.t_s)
         pf = data.frame("prefill_batch")
         ready = data.ready_seq()
         t_ready = data.time_at(ready) if ready is not None else None
-        points = [(float(t), float(v)) for t, v in zip(pf["t_s"].to_list(), pf["input_tok_s"].to_list(), strict=True)
-                  if t is not None and v is not None and (t_ready is None or t >= t_ready)] if pf.height else []
+        points = (
+            [
+                (float(t), float(v))
+                for t, v in zip(pf["t_s"].to_list(), pf["input_tok_s"].to_list(), strict=True)
+                if t is not None and v is not None and (t_ready is None or t >= t_ready)
+            ]
+            if pf.height
+            else []
+        )
         name = label or (data.files[0].rsplit("/", 1)[-1] if data.files else "run")
         return cls(
-            label=name, report=report,
-            series=_engine(main.label, main.source, main.interval, main.samples) if main is not None else None,
-            engines=engines, line_times=times, prefill_points=points,
+            label=name,
+            report=report,
+            series=_engine(main.label, main.source, main.interval, main.samples)
+            if main is not None
+            else None,
+            engines=engines,
+            line_times=times,
+            prefill_points=points,
         )
 
 

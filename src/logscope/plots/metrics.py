@@ -17,8 +17,13 @@ from logscope.plots.run import Skip
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-LATENCIES = (("ttft_s", "TTFT"), ("itl_s", "inter-token latency"), ("tpot_s", "TPOT"), ("e2e_s", "end-to-end"),
-             ("queue_s", "queue time"))
+LATENCIES = (
+    ("ttft_s", "TTFT"),
+    ("itl_s", "inter-token latency"),
+    ("tpot_s", "TPOT"),
+    ("e2e_s", "end-to-end"),
+    ("queue_s", "queue time"),
+)
 QUANTILE_STYLE = (("p50", "P50", m.BLUE, "-"), ("p95", "P95", m.ORANGE, "--"), ("p99", "P99", m.RED, ":"))
 
 
@@ -34,8 +39,11 @@ def latency_percentiles(inp: PlotInput) -> Figure:
     mt = inp.report.metrics
     if mt is None:
         raise Skip("no server metrics (--metrics)")
-    shown = [(role, label, mt.histograms[role]) for role, label in LATENCIES
-             if role in mt.histograms and mt.histograms[role].intervals]
+    shown = [
+        (role, label, mt.histograms[role])
+        for role, label in LATENCIES
+        if role in mt.histograms and mt.histograms[role].intervals
+    ]
     if not shown:
         raise Skip("the scrapes hold no latency histogram with observations between two scrapes")
     zero, origin = _clock(mt)
@@ -56,7 +64,9 @@ def latency_percentiles(inp: PlotInput) -> Figure:
                 for iv in h.intervals:
                     v, mark = _value(iv, q)
                     xs += [(iv.start - zero) / div, (iv.end - zero) / div, (iv.end - zero) / div]
-                    ys += [float("nan") if v is None else 1000.0 * v] * 2 + [float("nan")]  # no line across gaps
+                    ys += [float("nan") if v is None else 1000.0 * v] * 2 + [
+                        float("nan")
+                    ]  # no line across gaps
                     if v is not None and mark:
                         bounds[mark][0].append((iv.start + iv.end) / 2 - zero)
                         bounds[mark][1].append(1000.0 * v)
@@ -77,20 +87,37 @@ def latency_percentiles(inp: PlotInput) -> Figure:
                 ax.set_ylim(bottom=0)
             run_q = h.over_run
             ax.set_ylabel(f"{label}\n(ms)")
-            note = (f"{m.short(h.family, 50)}: {run_q.count:,} observations; over the run P50/P95/P99 "
-                    + "/".join("n/a" if v is None else f"{1000.0 * v:,.0f}" for v in (run_q.p50, run_q.p95, run_q.p99))
-                    + " ms")
+            note = (
+                f"{m.short(h.family, 50)}: {run_q.count:,} observations; over the run P50/P95/P99 "
+                + "/".join(
+                    "n/a" if v is None else f"{1000.0 * v:,.0f}" for v in (run_q.p50, run_q.p95, run_q.p99)
+                )
+                + " ms"
+            )
             if run_q.in_first_bucket or run_q.in_inf_bucket:
-                note += " (" + ", ".join(run_q.in_first_bucket + run_q.in_inf_bucket) + " only a bucket bound)"
-            ax.text(0.0, 1.0, note, transform=ax.transAxes, ha="left", va="bottom", fontsize=7.5, color=m.GREY)
+                note += (
+                    " (" + ", ".join(run_q.in_first_bucket + run_q.in_inf_bucket) + " only a bucket bound)"
+                )
+            ax.text(
+                0.0, 1.0, note, transform=ax.transAxes, ha="left", va="bottom", fontsize=7.5, color=m.GREY
+            )
         axes_any[-1][0].set_xlabel(f"time since {origin} ({unit})")
-        fig.suptitle(f"Latency percentiles from the server's histograms: {m.short(inp.label, 50)}", x=0.01,
-                     ha="left", fontweight="bold", fontsize=10)
+        fig.suptitle(
+            f"Latency percentiles from the server's histograms: {m.short(inp.label, 50)}",
+            x=0.01,
+            ha="left",
+            fontweight="bold",
+            fontsize=10,
+        )
         from matplotlib.lines import Line2D
 
         handles.append(Line2D([], [], color=m.GREY, lw=0.8, alpha=0.6, label="over the run (thin line)"))
-        handles.append(Line2D([], [], color=m.GREY, marker="v", ls="", mfc="white", label="≤ the lowest bucket's bound"))
-        handles.append(Line2D([], [], color=m.GREY, marker="^", ls="", mfc="white", label="≥ the highest finite bound"))
+        handles.append(
+            Line2D([], [], color=m.GREY, marker="v", ls="", mfc="white", label="≤ the lowest bucket's bound")
+        )
+        handles.append(
+            Line2D([], [], color=m.GREY, marker="^", ls="", mfc="white", label="≥ the highest finite bound")
+        )
         fig.legend(handles=handles, loc="outside lower center", ncols=3)
     return fig
 
@@ -135,38 +162,78 @@ def metrics_load(inp: PlotInput) -> Figure:
             for g, label, colour, ls in ((run, "running", m.GREEN, "-"), (wait, "waiting", m.PURPLE, "-.")):
                 if g is None:
                     continue
-                (h,) = ax.plot([(t - zero) / div for t, _v in g.series], [v for _t, v in g.series], color=colour,
-                               ls=ls, lw=1.3, label=f"{label} (metrics, {len(g.series)} scrapes)")
+                (h,) = ax.plot(
+                    [(t - zero) / div for t, _v in g.series],
+                    [v for _t, v in g.series],
+                    color=colour,
+                    ls=ls,
+                    lw=1.3,
+                    label=f"{label} (metrics, {len(g.series)} scrapes)",
+                )
                 handles.append(h)
             if wins:
-                (h,) = ax.plot([w.t_s / div for w in wins], [w.running for w in wins], "o", color=m.GREEN, ms=3.5,
-                               mfc="white", label="running (log stats lines)")
+                (h,) = ax.plot(
+                    [w.t_s / div for w in wins],
+                    [w.running for w in wins],
+                    "o",
+                    color=m.GREEN,
+                    ms=3.5,
+                    mfc="white",
+                    label="running (log stats lines)",
+                )
                 handles.append(h)
                 wt = [(w.t_s, w.waiting) for w in wins if w.waiting is not None]
                 if wt:
-                    (h,) = ax.plot([t / div for t, _v in wt], [v for _t, v in wt], "s", color=m.PURPLE, ms=3.5,
-                                   mfc="white", label="waiting (log stats lines)")
+                    (h,) = ax.plot(
+                        [t / div for t, _v in wt],
+                        [v for _t, v in wt],
+                        "s",
+                        color=m.PURPLE,
+                        ms=3.5,
+                        mfc="white",
+                        label="waiting (log stats lines)",
+                    )
                     handles.append(h)
             ax.set_ylabel("requests")
             ax.set_ylim(bottom=0)
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         if kv is not None:
             ax = axes[k]
-            (h,) = ax.plot([(t - zero) / div for t, _v in kv.series], [v for _t, v in kv.series], color=m.BLACK,
-                           lw=1.2, label="KV cache usage % (metrics)")
+            (h,) = ax.plot(
+                [(t - zero) / div for t, _v in kv.series],
+                [v for _t, v in kv.series],
+                color=m.BLACK,
+                lw=1.2,
+                label="KV cache usage % (metrics)",
+            )
             handles.append(h)
             lk = [(w.t_s, w.kv_usage_pct) for w in wins if w.kv_usage_pct is not None]
             if lk:
-                (h,) = ax.plot([t / div for t, _v in lk], [v for _t, v in lk], "D", color=m.BLACK, ms=3, mfc="white",
-                               label="KV cache usage % (log stats lines)")
+                (h,) = ax.plot(
+                    [t / div for t, _v in lk],
+                    [v for _t, v in lk],
+                    "D",
+                    color=m.BLACK,
+                    ms=3,
+                    mfc="white",
+                    label="KV cache usage % (log stats lines)",
+                )
                 handles.append(h)
             ax.set_ylabel("KV usage\n%")
             ax.set_ylim(0, 100 if kv.max > 50 else max(5.0, kv.max * 1.25))
         axes[-1].set_xlabel(f"time since {origin} ({unit})")
-        note = ("the log's stats lines placed by the metrics' clock alignment" if aligned
-                else "not aligned with a log (give --log / analyze the log)")
-        axes[0].set_title(f"Running, waiting and KV usage from the server's gauges: {m.short(inp.label, 40)}",
-                          loc="left", pad=14)
-        axes[0].text(1.0, 1.0, note, transform=axes[0].transAxes, ha="right", va="bottom", fontsize=7.5, color=m.GREY)
+        note = (
+            "the log's stats lines placed by the metrics' clock alignment"
+            if aligned
+            else "not aligned with a log (give --log / analyze the log)"
+        )
+        axes[0].set_title(
+            f"Running, waiting and KV usage from the server's gauges: {m.short(inp.label, 40)}",
+            loc="left",
+            pad=14,
+        )
+        axes[0].text(
+            1.0, 1.0, note, transform=axes[0].transAxes, ha="right", va="bottom", fontsize=7.5, color=m.GREY
+        )
         fig.legend(handles=handles, loc="outside lower center", ncols=min(3, len(handles)))
     return fig

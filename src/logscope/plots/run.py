@@ -33,7 +33,9 @@ DISTURBANCE_STYLE: dict[str, tuple[str, str, str]] = {
 MAX_LINES = 60  # more disturbances than this: markers only, no vertical lines
 
 
-def steps(windows: list[Window], value: str, interval: float, div: float = 1.0) -> tuple[list[float], list[float]]:
+def steps(
+    windows: list[Window], value: str, interval: float, div: float = 1.0
+) -> tuple[list[float], list[float]]:
     """x, y for a ``steps-pre`` plot: each value held over its window, broken at idle gaps."""
     xs: list[float] = []
     ys: list[float] = []
@@ -70,12 +72,20 @@ def _shade_stable(axes: list[Axes], inp: PlotInput, div: float) -> Any:
     lead = sd.window_s or 0.0
     handle = None
     for ax in axes:
-        handle = ax.axvspan((sd.start_t_s - lead) / div, sd.end_t_s / div, color=m.SHADE, alpha=0.13, lw=0,
-                            label=f"stable segment: {sd.samples} windows at {sd.concurrency} running")
+        handle = ax.axvspan(
+            (sd.start_t_s - lead) / div,
+            sd.end_t_s / div,
+            color=m.SHADE,
+            alpha=0.13,
+            lw=0,
+            label=f"stable segment: {sd.samples} windows at {sd.concurrency} running",
+        )
     return handle
 
 
-def _disturbances(axes: list[Axes], inp: PlotInput, lo: float, hi: float, div: float) -> tuple[list[Any], int]:
+def _disturbances(
+    axes: list[Axes], inp: PlotInput, lo: float, hi: float, div: float
+) -> tuple[list[Any], int]:
     """Vertical lines (and a marker row on top) at each disturbance; (legend handles, not shown)."""
     from matplotlib.lines import Line2D
 
@@ -95,8 +105,9 @@ def _disturbances(axes: list[Axes], inp: PlotInput, lo: float, hi: float, div: f
         if len(shown) <= MAX_LINES:
             for ax in axes:
                 ax.axvline(x, color=colour, lw=0.8, alpha=0.55, zorder=1)
-        top.plot([x], [1.0], marker=marker, color=colour, ms=6, transform=trans, clip_on=False, zorder=5,
-                 ls="none")
+        top.plot(
+            [x], [1.0], marker=marker, color=colour, ms=6, transform=trans, clip_on=False, zorder=5, ls="none"
+        )
     handles = []
     seen: set[str] = set()
     for _kind, (label, colour, marker) in DISTURBANCE_STYLE.items():
@@ -104,8 +115,17 @@ def _disturbances(axes: list[Axes], inp: PlotInput, lo: float, hi: float, div: f
             continue
         seen.add(label)
         n = counts[label]
-        handles.append(Line2D([], [], color=colour, marker=marker, lw=0.8, ls="-" if len(shown) <= MAX_LINES else "none",
-                              label=f"{label} ({n} line{'s' if n != 1 else ''})"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=colour,
+                marker=marker,
+                lw=0.8,
+                ls="-" if len(shown) <= MAX_LINES else "none",
+                label=f"{label} ({n} line{'s' if n != 1 else ''})",
+            )
+        )
     return handles, hidden
 
 
@@ -136,32 +156,65 @@ def throughput_timeline(inp: PlotInput) -> Figure:
 
         handles: list[Any] = []
         x, y = steps(wins, "gen_tok_s", iv, div)
-        (h,) = ax_gen.plot(x, y, drawstyle="steps-pre", color=m.BLUE, lw=1.4, label=f"generation tok/s ({m.short(s.label, 40)})")
+        (h,) = ax_gen.plot(
+            x,
+            y,
+            drawstyle="steps-pre",
+            color=m.BLUE,
+            lw=1.4,
+            label=f"generation tok/s ({m.short(s.label, 40)})",
+        )
         handles.append(h)
         ax_gen.plot([w.t_s / div for w in wins], [w.gen_tok_s for w in wins], "o", color=m.BLUE, ms=2.5)
         for i, e in enumerate(inp.engines[:8]):
             ex, ey = steps(e.windows, "gen_tok_s", e.interval_s or iv, div)
-            ax_gen.plot(ex, ey, drawstyle="steps-pre", lw=0.7, alpha=0.6, color=m.GREY,
-                        label="per engine" if i == 0 else None)
+            ax_gen.plot(
+                ex,
+                ey,
+                drawstyle="steps-pre",
+                lw=0.7,
+                alpha=0.6,
+                color=m.GREY,
+                label="per engine" if i == 0 else None,
+            )
         sd = inp.report.stable_decode
         if sd is not None:
             lead = sd.window_s or 0.0
-            (h,) = ax_gen.plot([(sd.start_t_s - lead) / div, sd.end_t_s / div], [sd.mean_tok_s] * 2, "--",
-                               color=m.GREEN, lw=1.4,
-                               label=f"stable mean {sd.mean_tok_s:,.1f} tok/s ({sd.min_tok_s:,.1f}-{sd.max_tok_s:,.1f})")
+            (h,) = ax_gen.plot(
+                [(sd.start_t_s - lead) / div, sd.end_t_s / div],
+                [sd.mean_tok_s] * 2,
+                "--",
+                color=m.GREEN,
+                lw=1.4,
+                label=f"stable mean {sd.mean_tok_s:,.1f} tok/s ({sd.min_tok_s:,.1f}-{sd.max_tok_s:,.1f})",
+            )
             handles.append(h)
             ex_t = [w.t_s / div for w in sd.excluded]
             if ex_t:
-                (h,) = ax_gen.plot(ex_t, [w.gen_tok_s for w in sd.excluded], "x", color=m.RED, ms=7, mew=1.5,
-                                   label="window left out of the segment")
+                (h,) = ax_gen.plot(
+                    ex_t,
+                    [w.gen_tok_s for w in sd.excluded],
+                    "x",
+                    color=m.RED,
+                    ms=7,
+                    mew=1.5,
+                    label="window left out of the segment",
+                )
                 handles.append(h)
         pf = inp.report.prefill
         starve = pf.decode_starvation if pf is not None else None
         if starve is not None and starve.windows:
             for j, w in enumerate(starve.windows):
-                span = ax_gen.axvspan((w.t_s - iv) / div, w.t_s / div, facecolor="none", edgecolor=m.RED,
-                                      hatch="////", lw=0, alpha=0.5,
-                                      label="decode starvation (prefill took the budget)" if j == 0 else None)
+                span = ax_gen.axvspan(
+                    (w.t_s - iv) / div,
+                    w.t_s / div,
+                    facecolor="none",
+                    edgecolor=m.RED,
+                    hatch="////",
+                    lw=0,
+                    alpha=0.5,
+                    label="decode starvation (prefill took the budget)" if j == 0 else None,
+                )
                 if j == 0:
                     handles.append(span)
         ax_gen.set_ylabel("generation\ntok/s")
@@ -170,11 +223,19 @@ def throughput_timeline(inp: PlotInput) -> Figure:
         if ax_prompt is not None:
             if any(w.prompt_tok_s is not None for w in wins):
                 x, y = steps(wins, "prompt_tok_s", iv, div)
-                (h,) = ax_prompt.plot(x, y, drawstyle="steps-pre", color=m.ORANGE, lw=1.3, label="prompt tok/s")
+                (h,) = ax_prompt.plot(
+                    x, y, drawstyle="steps-pre", color=m.ORANGE, lw=1.3, label="prompt tok/s"
+                )
             else:
                 px = [t / div for t, _v in inp.prefill_points]
-                (h,) = ax_prompt.plot(px, [v for _t, v in inp.prefill_points], ".", color=m.ORANGE, ms=4,
-                                      label="prefill batch input tok/s")
+                (h,) = ax_prompt.plot(
+                    px,
+                    [v for _t, v in inp.prefill_points],
+                    ".",
+                    color=m.ORANGE,
+                    ms=4,
+                    label="prefill batch input tok/s",
+                )
             handles.append(h)
             ax_prompt.set_ylabel("prompt\ntok/s")
             ax_prompt.set_ylim(bottom=0)
@@ -184,7 +245,9 @@ def throughput_timeline(inp: PlotInput) -> Figure:
         handles.append(h)
         if has_wait:
             x, y = steps(wins, "waiting", iv, div)
-            (h,) = ax_run.plot(x, y, drawstyle="steps-pre", color=m.PURPLE, lw=1.3, ls="-.", label="waiting requests")
+            (h,) = ax_run.plot(
+                x, y, drawstyle="steps-pre", color=m.PURPLE, lw=1.3, ls="-.", label="waiting requests"
+            )
             handles.append(h)
         ax_run.set_ylabel("requests")
         ax_run.set_ylim(bottom=0)
@@ -210,8 +273,9 @@ def throughput_timeline(inp: PlotInput) -> Figure:
         note = f"{m.short(s.source, 40)}, one step per {iv:g} s window"
         if hidden:
             note += f"; {hidden} disturbance(s) outside this range (start-up)"
-        ax_gen.text(1.0, 1.0, note, transform=ax_gen.transAxes, ha="right", va="bottom", fontsize=7.5,
-                    color=m.GREY)
+        ax_gen.text(
+            1.0, 1.0, note, transform=ax_gen.transAxes, ha="right", va="bottom", fontsize=7.5, color=m.GREY
+        )
         fig.legend(handles=handles, loc="outside lower center", ncols=min(4, len(handles)))
     return fig
 
@@ -222,8 +286,11 @@ def prefill_chunks(inp: PlotInput) -> Figure:
         raise Skip("no prefill figures in this log")
     series = [c for c in pf.chunk_series if c.tok_s]
     if not series:
-        why = ("vLLM prints no per-chunk prefill lines (its stats line averages 10 s windows)"
-               if pf.source.startswith("vLLM") else "no request was prefilled in two or more chunks")
+        why = (
+            "vLLM prints no per-chunk prefill lines (its stats line averages 10 s windows)"
+            if pf.source.startswith("vLLM")
+            else "no request was prefilled in two or more chunks"
+        )
         raise Skip(f"no prefill chunk series: {why}")
     with m.style():
         fig = m.new_figure(10, 4.2)
@@ -231,23 +298,39 @@ def prefill_chunks(inp: PlotInput) -> Figure:
         many = len(series) > 12
         for c in series:
             xs = list(range(1, len(c.tok_s) + 1))
-            ax_req.plot(xs, c.tok_s, "-o", ms=3 if not many else 0, lw=1.2 if not many else 0.7,
-                        alpha=1.0 if not many else 0.35, color=m.ORANGE if many else None,
-                        label=None if many else f"request {c.request} ({c.decay_pct:+.0f} %)")
+            ax_req.plot(
+                xs,
+                c.tok_s,
+                "-o",
+                ms=3 if not many else 0,
+                lw=1.2 if not many else 0.7,
+                alpha=1.0 if not many else 0.35,
+                color=m.ORANGE if many else None,
+                label=None if many else f"request {c.request} ({c.decay_pct:+.0f} %)",
+            )
         longest = max(len(c.tok_s) for c in series)
         if many:
             med = []
             for i in range(longest):
                 vals = sorted(c.tok_s[i] for c in series if len(c.tok_s) > i)
                 med.append(vals[len(vals) // 2])
-            ax_req.plot(range(1, longest + 1), med, "-o", color=m.BLACK, ms=3, lw=1.8, label="median over requests")
+            ax_req.plot(
+                range(1, longest + 1), med, "-o", color=m.BLACK, ms=3, lw=1.8, label="median over requests"
+            )
         ax_req.set_xlabel("chunk of the request")
         ax_req.set_ylabel("prefill input tok/s")
-        ax_req.set_xticks(range(1, longest + 1) if longest <= 16 else range(1, longest + 1, max(1, longest // 8)))
+        ax_req.set_xticks(
+            range(1, longest + 1) if longest <= 16 else range(1, longest + 1, max(1, longest // 8))
+        )
         ax_req.set_ylim(bottom=0)
         decay = pf.chunk_decay_median_pct
-        ax_req.set_title(f"Each request: median change first to last\nchunk {decay:+.1f} %" if decay is not None
-                         else "Each request", loc="left", fontsize=9)
+        ax_req.set_title(
+            f"Each request: median change first to last\nchunk {decay:+.1f} %"
+            if decay is not None
+            else "Each request",
+            loc="left",
+            fontsize=9,
+        )
         ax_req.legend(loc="lower left", ncols=2 if len(series) > 4 else 1)
 
         pos = 0
@@ -258,10 +341,19 @@ def prefill_chunks(inp: PlotInput) -> Figure:
         ax_seq.set_xlabel("chunk, in run order (requests alternate colour)")
         ax_seq.set_ylim(bottom=0)
         size = f", chunks of {pf.chunk_size:,} tokens" if pf.chunk_size else ""
-        ax_seq.set_title(f"All chunks in run order ({len(series)} requests{size}):\nthe rate falls as the cached "
-                         "context grows, then restarts", loc="left", fontsize=9)
-        fig.suptitle(f"Prefill chunk series: {m.short(inp.label, 60)}", x=0.01, ha="left", fontweight="bold",
-                     fontsize=10)
+        ax_seq.set_title(
+            f"All chunks in run order ({len(series)} requests{size}):\nthe rate falls as the cached "
+            "context grows, then restarts",
+            loc="left",
+            fontsize=9,
+        )
+        fig.suptitle(
+            f"Prefill chunk series: {m.short(inp.label, 60)}",
+            x=0.01,
+            ha="left",
+            fontweight="bold",
+            fontsize=10,
+        )
     return fig
 
 
@@ -293,10 +385,22 @@ def spec_acceptance(inp: PlotInput) -> Figure:
         if sp.drafted_tok_s is not None and sp.accepted_tok_s is not None:
             lines.append(f"drafted {sp.drafted_tok_s:,.0f} tok/s, accepted {sp.accepted_tok_s:,.0f} tok/s")
         lines.append(f"verdict: {sp.verdict}")
-        ax.text(0.98, 0.96, "\n".join(lines), transform=ax.transAxes, ha="right", va="top", fontsize=8.5,
-                bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": colour})
+        ax.text(
+            0.98,
+            0.96,
+            "\n".join(lines),
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=8.5,
+            bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": colour},
+        )
         k = f", k = {sp.draft_tokens}" if sp.draft_tokens else ""
-        meth = f" ({m.short(sp.speculative_method, 20)}{k})" if sp.speculative_method else (f" ({k[2:]})" if k else "")
+        meth = (
+            f" ({m.short(sp.speculative_method, 20)}{k})"
+            if sp.speculative_method
+            else (f" ({k[2:]})" if k else "")
+        )
         ax.set_title(f"Spec decode acceptance per draft position{meth}: {m.short(inp.label, 40)}", loc="left")
     return fig
 
@@ -345,7 +449,9 @@ def cold_start_waterfall(inp: PlotInput) -> Figure:
     total = cs.total_s
     if total is not None:
         ready = f" ({cs.ready_time})" if cs.ready_time else ""
-        rows.insert(0, (f"start -> ready{ready}", 0.0, total, f"{total:,.1f} s = {total / 60:.1f} min", "total"))
+        rows.insert(
+            0, (f"start -> ready{ready}", 0.0, total, f"{total:,.1f} s = {total / 60:.1f} min", "total")
+        )
     end = max(r[2] for r in rows)
     xmax = end * 1.04
     div, unit = m.time_scale(end)
@@ -358,8 +464,14 @@ def cold_start_waterfall(inp: PlotInput) -> Figure:
         # text width in data units, roughly: 8 pt characters on an axis about 6.5 inches wide
         per_char = 4.6 / (6.5 * 72) * xmax
         for y, (_name, a, b, note, src) in zip(ys, rows, strict=True):
-            ax.barh(y, (b - a) / div, left=a / div, color=colours.get(src, m.BLUE), height=0.62,
-                    alpha=0.9 if src != "total" else 0.45)
+            ax.barh(
+                y,
+                (b - a) / div,
+                left=a / div,
+                color=colours.get(src, m.BLUE),
+                height=0.62,
+                alpha=0.9 if src != "total" else 0.45,
+            )
             width = len(note) * per_char
             dark = src == "printed"
             if b - a > width * 1.1:
@@ -376,10 +488,19 @@ def cold_start_waterfall(inp: PlotInput) -> Figure:
         ax.grid(axis="y", visible=False)
         from matplotlib.patches import Patch
 
-        fig.legend(handles=[Patch(color=m.BLUE, label="duration printed by the engine (slowest rank), ending at its line"),
-                            Patch(color=m.SKY, label="measured between timestamps"),
-                            Patch(color=m.GREY, alpha=0.45, label="first timestamp to the ready line")],
-                   loc="outside lower center", ncols=3)
-        ax.set_title(f"Cold start: {m.short(inp.label, 60)} (bars can nest: a phase may include the ones below it)",
-                     loc="left")
+        fig.legend(
+            handles=[
+                Patch(
+                    color=m.BLUE, label="duration printed by the engine (slowest rank), ending at its line"
+                ),
+                Patch(color=m.SKY, label="measured between timestamps"),
+                Patch(color=m.GREY, alpha=0.45, label="first timestamp to the ready line"),
+            ],
+            loc="outside lower center",
+            ncols=3,
+        )
+        ax.set_title(
+            f"Cold start: {m.short(inp.label, 60)} (bars can nest: a phase may include the ones below it)",
+            loc="left",
+        )
     return fig

@@ -55,17 +55,32 @@ def _engine_component(report: Report) -> dict[str, Any]:
         x = getattr(v, "value", None)
         return x if isinstance(x, int) and not isinstance(x, bool) else None
 
-    tp, pp, dp = val("tensor_parallel_size") or 1, val("pipeline_parallel_size") or 1, val("data_parallel_size") or 1
+    tp, pp, dp = (
+        val("tensor_parallel_size") or 1,
+        val("pipeline_parallel_size") or 1,
+        val("data_parallel_size") or 1,
+    )
     label = f"{report.engine or 'engine'}-0"
     return {
-        "metadata": {"schema_version": "0.0.1", "label": label,
-                     "cfg_id": hashlib.sha256(json.dumps(sorted(cfg)).encode()).hexdigest()[:32],
-                     "description": "read from the server log by logscope"},
-        "standardized": {"kind": "inference_engine", "tool": report.engine or "unknown",
-                         "tool_version": report.engine_version or "unknown", "role": "replica", "replicas": 1,
-                         "model": {"name": "unknown"},
-                         "accelerator": {"model": "unknown", "count": tp * pp * dp,
-                                         "parallelism": {"tp": tp, "pp": pp, "dp": dp}}},
+        "metadata": {
+            "schema_version": "0.0.1",
+            "label": label,
+            "cfg_id": hashlib.sha256(json.dumps(sorted(cfg)).encode()).hexdigest()[:32],
+            "description": "read from the server log by logscope",
+        },
+        "standardized": {
+            "kind": "inference_engine",
+            "tool": report.engine or "unknown",
+            "tool_version": report.engine_version or "unknown",
+            "role": "replica",
+            "replicas": 1,
+            "model": {"name": "unknown"},
+            "accelerator": {
+                "model": "unknown",
+                "count": tp * pp * dp,
+                "parallelism": {"tp": tp, "pp": pp, "dp": dp},
+            },
+        },
         "native": {"args": {k: getattr(v, "value", None) for k, v in sorted(cfg.items())}},
     }
 
@@ -78,8 +93,12 @@ def _client(report: Report, br: dict[str, Any]) -> None:
     n = e.successful_requests
     pct = e.percentiles_ms
     latency: dict[str, Any] = {}
-    for ours, theirs, units in (("ttft", "time_to_first_token", "ms"), ("tpot", "time_per_output_token", "ms/token"),
-                                ("itl", "inter_token_latency", "ms/token"), ("e2e", "request_latency", "ms")):
+    for ours, theirs, units in (
+        ("ttft", "time_to_first_token", "ms"),
+        ("tpot", "time_per_output_token", "ms/token"),
+        ("itl", "inter_token_latency", "ms/token"),
+        ("e2e", "request_latency", "ms"),
+    ):
         s = _stats(pct.get(ours, {}), units)
         if s is not None:
             latency[theirs] = s
@@ -108,8 +127,12 @@ def _client(report: Report, br: dict[str, Any]) -> None:
     br["run"]["keywords"].append(f"client:{e.client or 'unknown'}")
     if e.total_input_tokens is None or not n:
         return  # the schema's load needs an input length: without one, no load section (never a made-up 0)
-    load: dict[str, Any] = {"tool": e.client or "unknown", "tool_version": "unknown", "source": "unknown",
-                            "input_seq_len": {"distribution": "other", "value": e.total_input_tokens / n}}
+    load: dict[str, Any] = {
+        "tool": e.client or "unknown",
+        "tool_version": "unknown",
+        "source": "unknown",
+        "input_seq_len": {"distribution": "other", "value": e.total_input_tokens / n},
+    }
     if e.total_output_tokens is not None:
         load["output_seq_len"] = {"distribution": "other", "value": e.total_output_tokens / n}
     if e.max_concurrency:
@@ -135,9 +158,11 @@ def build_br(report: Report) -> dict[str, Any]:
     engine = _engine_component(report)
     br: dict[str, Any] = {
         "version": BR_VERSION,
-        "run": {"uid": _uid(report), "description": f"logscope {report.logscope_version} analysis of "
-                                                    f"{', '.join(report.files)}",
-                "keywords": ["logscope"]},
+        "run": {
+            "uid": _uid(report),
+            "description": f"logscope {report.logscope_version} analysis of {', '.join(report.files)}",
+            "keywords": ["logscope"],
+        },
         "scenario": {"stack": [engine]},
         "results": {},
     }

@@ -26,7 +26,12 @@ def coverage_report(run: Run, top: int = 15) -> dict[str, Any]:
         "unparsed_candidates": len(candidates),
         "kinds": dict(sorted(counts.items(), key=lambda kv: -kv[1])),
         "candidates": [
-            {"file": e.file, "line": e.line, "kind": getattr(e, "candidate", None), "text": getattr(e, "text", "")[:300]}
+            {
+                "file": e.file,
+                "line": e.line,
+                "kind": getattr(e, "candidate", None),
+                "text": getattr(e, "text", "")[:300],
+            }
             for e in candidates[:top]
         ],
         "top_unparsed": [{"count": n, "template": t} for t, n in templates.most_common(top)],
@@ -39,17 +44,25 @@ def render_coverage(rep: dict[str, Any]) -> None:
     from rich.table import Table
 
     con = Console()
-    con.print(f"[bold]{', '.join(rep['files'])}[/bold]  engine: {rep['engine'] or 'unknown'}  "
-              f"lines: {rep['lines']}  events: {rep['events']}  unparsed: {rep['unparsed']} "
-              f"({rep['blank']} blank)  look like a known kind: {rep['unparsed_candidates']}")
+    con.print(
+        f"[bold]{', '.join(rep['files'])}[/bold]  engine: {rep['engine'] or 'unknown'}  "
+        f"lines: {rep['lines']}  events: {rep['events']}  unparsed: {rep['unparsed']} "
+        f"({rep['blank']} blank)  look like a known kind: {rep['unparsed_candidates']}"
+    )
     t = Table("kind", "events", title="Events per kind")
     for k, v in rep["kinds"].items():
         t.add_row(k, str(v))
     con.print(t)
     if rep["candidates"]:
-        c = Table("line", "looks like", "text", title="Unparsed lines that look like a known kind (new format?)")
+        c = Table(
+            "line", "looks like", "text", title="Unparsed lines that look like a known kind (new format?)"
+        )
         for row in rep["candidates"]:
-            c.add_row(str(row["line"]), str(row["kind"]), row["text"], )
+            c.add_row(
+                str(row["line"]),
+                str(row["kind"]),
+                row["text"],
+            )
         con.print(c)
     if rep["top_unparsed"]:
         u = Table("count", "template", title="Most frequent unparsed lines")

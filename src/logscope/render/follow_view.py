@@ -53,31 +53,54 @@ def live_panel(snap: Snapshot, interval: float) -> RenderableType:
         moved.append(f"{snap.rotations} rotation(s)")
     if snap.truncations:
         moved.append(f"{snap.truncations} truncation(s)")
-    grid.add_row("read", Text(f"{snap.lines:,} lines, {_size(snap.bytes)}, {snap.events:,} events"
-                              + (f", {', '.join(moved)}" if moved else "")))
+    grid.add_row(
+        "read",
+        Text(
+            f"{snap.lines:,} lines, {_size(snap.bytes)}, {snap.events:,} events"
+            + (f", {', '.join(moved)}" if moved else "")
+        ),
+    )
     stats = snap.last.get("throughput") or snap.last.get("decode_batch")
     if stats is not None:
         d = stats.model_dump()
         kv = d.get("gpu_kv_cache_pct")
         if kv is None and d.get("token_usage") is not None:
             kv = 100 * float(d["token_usage"])
-        grid.add_row("latest", Text(
-            f"{_num(d.get('gen_tok_s'))} tok/s generated, {d.get('running')} running, "
-            f"{d.get('waiting', d.get('queue'))} waiting, KV {_num(kv)}%  (line {stats.line}, {stats.time or '-'})"))
+        grid.add_row(
+            "latest",
+            Text(
+                f"{_num(d.get('gen_tok_s'))} tok/s generated, {d.get('running')} running, "
+                f"{d.get('waiting', d.get('queue'))} waiting, KV {_num(kv)}%  (line {stats.line}, {stats.time or '-'})"
+            ),
+        )
     sd = rep.stable_decode if rep is not None else None
     if sd is not None:
-        grid.add_row("stable decode", Text(
-            f"{_num(sd.mean_tok_s)} tok/s mean, {_num(sd.median_tok_s)} median over {sd.samples} windows at "
-            f"{sd.concurrency} running ({_num(sd.per_request_tok_s)} tok/s per request)"))
+        grid.add_row(
+            "stable decode",
+            Text(
+                f"{_num(sd.mean_tok_s)} tok/s mean, {_num(sd.median_tok_s)} median over {sd.samples} windows at "
+                f"{sd.concurrency} running ({_num(sd.per_request_tok_s)} tok/s per request)"
+            ),
+        )
     elif rep is not None:
         grid.add_row("stable decode", Text(rep.not_applicable.get("stable_decode", "-"), style="dim"))
     if rep is not None:
         sev = [f.severity for f in rep.findings]
         codes = ", ".join(sorted({f.code for f in rep.findings})) or "none"
-        grid.add_row("findings", Text(f"{sev.count('error')} error, {sev.count('warning')} warning, "
-                                      f"{sev.count('info')} info: {codes}"))
-    grid.add_row("", Text(f"updated {time.strftime('%H:%M:%S')}, every {interval:g} s; Ctrl-C for the final report",
-                          style="dim"))
+        grid.add_row(
+            "findings",
+            Text(
+                f"{sev.count('error')} error, {sev.count('warning')} warning, "
+                f"{sev.count('info')} info: {codes}"
+            ),
+        )
+    grid.add_row(
+        "",
+        Text(
+            f"updated {time.strftime('%H:%M:%S')}, every {interval:g} s; Ctrl-C for the final report",
+            style="dim",
+        ),
+    )
     return Panel(grid, title="logscope analyze --follow", title_align="left", border_style="cyan")
 
 
@@ -88,13 +111,25 @@ def finding_line(f: Finding) -> Any:
     from logscope.render.terminal import SEVERITY_STYLE
 
     where = f" ({f.evidence[0].file}:{f.evidence[0].line})" if f.evidence else ""
-    return Text.assemble((time.strftime("%H:%M:%S"), "dim"), " new ", (f" {f.severity.upper()} ",
-                         SEVERITY_STYLE.get(f.severity, "reverse")), " ", (f.code, "bold cyan"), " ",
-                         (f.title, "bold"), where)
+    return Text.assemble(
+        (time.strftime("%H:%M:%S"), "dim"),
+        " new ",
+        (f" {f.severity.upper()} ", SEVERITY_STYLE.get(f.severity, "reverse")),
+        " ",
+        (f.code, "bold cyan"),
+        " ",
+        (f.title, "bold"),
+        where,
+    )
 
 
-def follow_terminal(path: str, engine: str | None, interval: float, console: Console | None = None,
-                    stop: threading.Event | None = None) -> tuple[Run, Snapshot]:
+def follow_terminal(
+    path: str,
+    engine: str | None,
+    interval: float,
+    console: Console | None = None,
+    stop: threading.Event | None = None,
+) -> tuple[Run, Snapshot]:
     """Follow ``path`` until Ctrl-C (or ``stop``), showing it on ``console`` (stderr by default): a Live
     panel on a terminal, plain lines elsewhere; new findings are printed as they appear. Returns the
     run and the final snapshot (``close()``'s)."""
@@ -109,8 +144,11 @@ def follow_terminal(path: str, engine: str | None, interval: float, console: Con
     def announce(snap: Snapshot, printer: Any) -> None:
         nonlocal rotations, truncations
         if snap.rotations != rotations or snap.truncations != truncations:
-            printer(f"{time.strftime('%H:%M:%S')} {path}: "
-                    + ("rotated" if snap.rotations != rotations else "truncated") + "; reading the new content")
+            printer(
+                f"{time.strftime('%H:%M:%S')} {path}: "
+                + ("rotated" if snap.rotations != rotations else "truncated")
+                + "; reading the new content"
+            )
             rotations, truncations = snap.rotations, snap.truncations
         for f in snap.new_findings:
             printer(finding_line(f))
@@ -136,7 +174,9 @@ def follow_terminal(path: str, engine: str | None, interval: float, console: Con
     final = follower.close()
     announce(final, con.print)
     if final.lines == 0 or follower.stats.text_lines == 0:
-        raise UnreadableInput(f"{path}: nothing was read" if not final.exists else f"{path}: no text was read")
+        raise UnreadableInput(
+            f"{path}: nothing was read" if not final.exists else f"{path}: no text was read"
+        )
     return follower.run(), final
 
 

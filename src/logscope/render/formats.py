@@ -22,8 +22,9 @@ def check_outputs(output: str | None, plots_dir: str | None) -> None:
     if output:
         parent = os.path.dirname(os.path.abspath(output))
         if not os.path.isdir(parent):
-            raise LogscopeError(f"{output}: cannot be written, the directory {os.path.dirname(output) or '.'} "
-                                "does not exist")
+            raise LogscopeError(
+                f"{output}: cannot be written, the directory {os.path.dirname(output) or '.'} does not exist"
+            )
         if os.path.isdir(output):
             raise LogscopeError(f"{output}: is a directory; -o takes a file name")
     if plots_dir and os.path.exists(plots_dir) and not os.path.isdir(plots_dir):
@@ -58,7 +59,9 @@ def run_figures(run: Any, report: Report, fmt: str, plots_dir: str | None) -> tu
     return plots, written
 
 
-def compare_figures(run_a: Any, run_b: Any, comparison: Any, fmt: str, plots_dir: str | None) -> tuple[Any, list[str]]:
+def compare_figures(
+    run_a: Any, run_b: Any, comparison: Any, fmt: str, plots_dir: str | None
+) -> tuple[Any, list[str]]:
     if not wants_plots(fmt, plots_dir):
         return None, []
     from logscope.analyses.report import build_report

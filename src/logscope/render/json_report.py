@@ -35,9 +35,13 @@ def _schema(model: Any, name: str, title: str, description: str) -> dict[str, An
 
 
 def report_schema() -> dict[str, Any]:
-    out = _schema(Report, "report.schema.json", "logscope report",
-                  "`logscope analyze --format json`: keys as in docs/contract.md; a section is null when the log lacks "
-                  "what it needs, with the reason in not_applicable.")
+    out = _schema(
+        Report,
+        "report.schema.json",
+        "logscope report",
+        "`logscope analyze --format json`: keys as in docs/contract.md; a section is null when the log lacks "
+        "what it needs, with the reason in not_applicable.",
+    )
     # The report holds the digest's findings untyped (the analyses do not import the digest); the
     # schema names their model.
     from logscope.digest.finding import Finding
@@ -57,8 +61,12 @@ def report_schema() -> dict[str, Any]:
 def compare_schema() -> dict[str, Any]:
     from logscope.analyses.compare import Comparison
 
-    return _schema(Comparison, "compare.schema.json", "logscope comparison",
-                   "`logscope compare BASE OTHER --format json`: ratio_* = BASE / OTHER of the stable decode rate.")
+    return _schema(
+        Comparison,
+        "compare.schema.json",
+        "logscope comparison",
+        "`logscope compare BASE OTHER --format json`: ratio_* = BASE / OTHER of the stable decode rate.",
+    )
 
 
 def schema_text(schema: dict[str, Any]) -> str:

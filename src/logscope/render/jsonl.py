@@ -76,9 +76,14 @@ class NumberedLines:
         m = _NUMBERS.search(line)
         if m is None:  # not an event's line (never, by the fields' order): a change would be unseen
             raise ValueError("no line numbers in an event's JSON line")
-        num, _, end = m.group()[len(b',"line":'):].partition(b',"end_line":')
+        num, _, end = m.group()[len(b',"line":') :].partition(b',"end_line":')
         end_text = b"null" if end == b"null" else b"%d" % (int(end) + shift)
-        return b'%s,"line":%d,"end_line":%s%s' % (line[: m.start()], int(num) + shift, end_text, line[m.end():])
+        return b'%s,"line":%d,"end_line":%s%s' % (
+            line[: m.start()],
+            int(num) + shift,
+            end_text,
+            line[m.end() :],
+        )
 
 
 def _json_line(d: dict[str, Any]) -> bytes:

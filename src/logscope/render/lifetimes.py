@@ -18,8 +18,16 @@ def lifetimes_blocks(rep: Any, findings: list[dict[str, Any]]) -> list[Block]:
     chosen = rep.analyzed_lifetime
     out: list[Block] = [Heading(2, (t(f"Server lifetimes ({len(items)})"),), "lifetimes")]
     if chosen is not None:
-        out.append(Para((b(f"The sections describe lifetime {chosen.index}: "), *prose(chosen.reason + "."),
-                         t(" Findings of every lifetime are listed, each saying which.")), "warn"))
+        out.append(
+            Para(
+                (
+                    b(f"The sections describe lifetime {chosen.index}: "),
+                    *prose(chosen.reason + "."),
+                    t(" Findings of every lifetime are listed, each saying which."),
+                ),
+                "warn",
+            )
+        )
     per: dict[int, int] = {}
     for f in findings:
         if f.get("lifetime") is not None:
@@ -30,12 +38,26 @@ def lifetimes_blocks(rep: Any, findings: list[dict[str, Any]]) -> list[Block]:
         mark = " (analysed)" if chosen is not None and lt.index == chosen.index else ""
         where = lt.files[0].rsplit("/", 1)[-1] if lt.files else ""
         more = f" +{len(lt.files) - 1} file(s)" if len(lt.files) > 1 else ""
-        rows.append(((b(f"{lt.index}{mark}"),), (c(f"{where}:{lt.start_line}-{lt.end_line}"), t(more)),
-                     (t(lt.start_time or "n/a"),), (t(lt.engine_version or "n/a"),),
-                     (t("yes" if lt.ready else "no"),), (t("yes" if lt.served_traffic else "no"),),
-                     (t(str(per.get(lt.index, 0))),)))
-    out.append(Table(("lifetime", "lines", "start", "version", "ready", "served traffic", "findings"), rows,
-                     (False, False, False, False, False, False, True)))
+        rows.append(
+            (
+                (b(f"{lt.index}{mark}"),),
+                (c(f"{where}:{lt.start_line}-{lt.end_line}"), t(more)),
+                (t(lt.start_time or "n/a"),),
+                (t(lt.engine_version or "n/a"),),
+                (t("yes" if lt.ready else "no"),),
+                (t("yes" if lt.served_traffic else "no"),),
+                (t(str(per.get(lt.index, 0))),),
+            )
+        )
+    out.append(
+        Table(
+            ("lifetime", "lines", "start", "version", "ready", "served traffic", "findings"),
+            rows,
+            (False, False, False, False, False, False, True),
+        )
+    )
     if len(shown) < len(items):
-        out.append(Para(prose(f"{len(items) - len(shown)} more lifetimes in the JSON report (`lifetimes`)."), "note"))
+        out.append(
+            Para(prose(f"{len(items) - len(shown)} more lifetimes in the JSON report (`lifetimes`)."), "note")
+        )
     return out

@@ -67,7 +67,7 @@ def inline(spans: Inline, *, in_table: bool = False) -> str:
             s = code_span(sp.text)
         elif sp.style == "bold":
             core = sp.text.strip()
-            lead, trail = sp.text[: len(sp.text) - len(sp.text.lstrip())], sp.text[len(sp.text.rstrip()):]
+            lead, trail = sp.text[: len(sp.text) - len(sp.text.lstrip())], sp.text[len(sp.text.rstrip()) :]
             s = f"{lead}**{escape(core)}**{trail}" if core else escape(sp.text)
         else:
             s = escape(sp.text)
@@ -136,14 +136,27 @@ def size(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def render_markdown(report: Report, *, limit: int | None = DEFAULT_LIMIT, level: int | None = None,
-                    skipped_figures: dict[str, str] | None = None) -> str:
+def render_markdown(
+    report: Report,
+    *,
+    limit: int | None = DEFAULT_LIMIT,
+    level: int | None = None,
+    skipped_figures: dict[str, str] | None = None,
+) -> str:
     """The report as Markdown. With ``limit``, the most detailed level that fits (see ``render.content``)."""
     fs = sorted_findings(report.findings)
 
     def at(lv: int, max_findings: int | None = None) -> str:
-        return render_blocks(report_doc(report, lv, skipped_figures=skipped_figures if lv == 0 else None,
-                                        summarised=WHY, findings=fs, max_findings=max_findings))
+        return render_blocks(
+            report_doc(
+                report,
+                lv,
+                skipped_figures=skipped_figures if lv == 0 else None,
+                summarised=WHY,
+                findings=fs,
+                max_findings=max_findings,
+            )
+        )
 
     if level is not None:
         return at(level)
@@ -173,5 +186,13 @@ def render_compare_markdown(comparison: Any, *, limit: int | None = DEFAULT_LIMI
     return text
 
 
-__all__ = ["DEFAULT_LIMIT", "GITHUB_LIMIT", "code_block", "code_span", "escape", "render_compare_markdown",
-           "render_markdown", "size"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "GITHUB_LIMIT",
+    "code_block",
+    "code_span",
+    "escape",
+    "render_compare_markdown",
+    "render_markdown",
+    "size",
+]

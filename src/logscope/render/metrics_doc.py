@@ -12,8 +12,13 @@ from typing import Any
 from logscope.render.content import JSON_HINT, LEVELS, ROWS, num, pct
 from logscope.render.doc import Block, Cell, Heading, Para, Table, b, c, prose, t
 
-LATENCY_TITLES = {"ttft_s": "TTFT", "itl_s": "inter-token latency", "tpot_s": "TPOT (per request)",
-                  "e2e_s": "end-to-end", "queue_s": "queue time"}
+LATENCY_TITLES = {
+    "ttft_s": "TTFT",
+    "itl_s": "inter-token latency",
+    "tpot_s": "TPOT (per request)",
+    "e2e_s": "end-to-end",
+    "queue_s": "queue time",
+}
 
 
 def _ms(x: float | None) -> str:
@@ -32,12 +37,22 @@ def metrics_summary(m: Any) -> str:
     ttft = m.histograms.get("ttft_s")
     if ttft is not None and ttft.over_run.count:
         q = ttft.over_run
-        shown = [(f"≤ {_ms(q.first_bucket_s)}" if n in q.in_first_bucket else f"≥ {_ms(v)}" if n in q.in_inf_bucket
-                  else _ms(v)) for n, v in (("p50", q.p50), ("p95", q.p95), ("p99", q.p99))]
+        shown = [
+            (
+                f"≤ {_ms(q.first_bucket_s)}"
+                if n in q.in_first_bucket
+                else f"≥ {_ms(v)}"
+                if n in q.in_inf_bucket
+                else _ms(v)
+            )
+            for n, v in (("p50", q.p50), ("p95", q.p95), ("p99", q.p99))
+        ]
         parts.append(f"TTFT P50/P95/P99 {'/'.join(shown)} ms over {num(q.count)} requests")
     cc = m.cross_check
     if cc is not None:
-        parts.append(f"log vs counter generation rate: {cc.inconsistent} of {len(cc.checks)} windows inconsistent")
+        parts.append(
+            f"log vs counter generation rate: {cc.inconsistent} of {len(cc.checks)} windows inconsistent"
+        )
     return "; ".join(parts)
 
 
@@ -47,10 +62,17 @@ def metrics_blocks(m: Any, level: int) -> list[Block]:
         ((b("Scrapes"),), (t(f"{m.scrapes}, {_when(m.first_scrape)} to {_when(m.last_scrape)}"),)),
     ]
     if m.preemptions is not None:
-        kv.append(((b("Preemptions"),), (t(f"{num(m.preemptions.total)} (source: "),
-                                         c(m.preemptions.source), t(")"))))
-    for role, label in (("generation_tokens", "Generation tokens"), ("prompt_tokens", "Prompt tokens"),
-                        ("requests_finished", "Requests finished")):
+        kv.append(
+            (
+                (b("Preemptions"),),
+                (t(f"{num(m.preemptions.total)} (source: "), c(m.preemptions.source), t(")")),
+            )
+        )
+    for role, label in (
+        ("generation_tokens", "Generation tokens"),
+        ("prompt_tokens", "Prompt tokens"),
+        ("requests_finished", "Requests finished"),
+    ):
         ct = m.counters.get(role)
         if ct is not None:
             rates = [i.rate_per_s for i in ct.intervals if i.increase > 0]
@@ -58,69 +80,157 @@ def metrics_blocks(m: Any, level: int) -> list[Block]:
             kv.append(((b(label),), (t(f"{num(ct.total)} since start{peak}"),)))
     acc, drafted = m.counters.get("spec_accepted_tokens"), m.counters.get("spec_draft_tokens")
     if acc is not None and drafted is not None and drafted.total > 0:
-        kv.append(((b("Spec decode"),), (t(f"{num(acc.total)} of {num(drafted.total)} drafted tokens accepted "
-                                            f"({pct(100.0 * acc.total / drafted.total)})"),)))
+        kv.append(
+            (
+                (b("Spec decode"),),
+                (
+                    t(
+                        f"{num(acc.total)} of {num(drafted.total)} drafted tokens accepted "
+                        f"({pct(100.0 * acc.total / drafted.total)})"
+                    ),
+                ),
+            )
+        )
     hits, queries = m.counters.get("prefix_cache_hits"), m.counters.get("prefix_cache_queries")
     if hits is not None and queries is not None and queries.total > 0:
-        kv.append(((b("Prefix cache"),), (t(f"{num(hits.total)} of {num(queries.total)} queried tokens hit "
-                                             f"({pct(100.0 * hits.total / queries.total)})"),)))
+        kv.append(
+            (
+                (b("Prefix cache"),),
+                (
+                    t(
+                        f"{num(hits.total)} of {num(queries.total)} queried tokens hit "
+                        f"({pct(100.0 * hits.total / queries.total)})"
+                    ),
+                ),
+            )
+        )
     for role, label in (("running", "Running"), ("waiting", "Waiting"), ("kv_usage_pct", "KV usage %")):
         g = m.gauges.get(role)
         if g is not None:
-            kv.append(((b(label),), (t(f"max {num(g.max)}, mean {num(g.mean)} over the scrapes, last {num(g.last)}"),)))
+            kv.append(
+                (
+                    (b(label),),
+                    (t(f"max {num(g.max)}, mean {num(g.mean)} over the scrapes, last {num(g.last)}"),),
+                )
+            )
     out.append(Table(("", ""), kv, key_value=True))
     if m.histograms:
         rows: list[tuple[Cell, ...]] = []
         for role, h in m.histograms.items():
             q = h.over_run
+
             def cell(name: str, v: float | None, q: Any = q) -> Cell:
                 # in the lowest bucket the interpolation says only "at most its bound"; in +Inf "at least the top one"
                 if name in q.in_first_bucket:
                     return (t(f"≤ {_ms(q.first_bucket_s)}"),)
                 return (t(f"≥ {_ms(v)}" if name in q.in_inf_bucket else _ms(v)),)
 
-            rows.append(((t(LATENCY_TITLES.get(role, role)),), (c(h.family),), (t(num(q.count)),), (t(_ms(q.mean)),),
-                         cell("p50", q.p50), cell("p90", q.p90), cell("p95", q.p95), cell("p99", q.p99)))
+            rows.append(
+                (
+                    (t(LATENCY_TITLES.get(role, role)),),
+                    (c(h.family),),
+                    (t(num(q.count)),),
+                    (t(_ms(q.mean)),),
+                    cell("p50", q.p50),
+                    cell("p90", q.p90),
+                    cell("p95", q.p95),
+                    cell("p99", q.p99),
+                )
+            )
         out.append(Heading(3, (t("Latency over the run (ms)"),), "metrics-latency"))
-        out.append(Table(("latency", "family", "count", "mean", "P50", "P90", "P95", "P99"), rows,
-                         (False, False, True, True, True, True, True, True)))
-        out.append(Para(prose("Quantiles from the histograms' buckets (linear within a bucket, as Prometheus' "
-                              "histogram_quantile); '≤ x': the quantile falls in the lowest bucket, whose upper bound x "
-                              "is all the buckets say; '≥ x': it falls in +Inf, above the highest finite bound x; the "
-                              "mean is exact (sum / count)."), "note"))
+        out.append(
+            Table(
+                ("latency", "family", "count", "mean", "P50", "P90", "P95", "P99"),
+                rows,
+                (False, False, True, True, True, True, True, True),
+            )
+        )
+        out.append(
+            Para(
+                prose(
+                    "Quantiles from the histograms' buckets (linear within a bucket, as Prometheus' "
+                    "histogram_quantile); '≤ x': the quantile falls in the lowest bucket, whose upper bound x "
+                    "is all the buckets say; '≥ x': it falls in +Inf, above the highest finite bound x; the "
+                    "mean is exact (sum / count)."
+                ),
+                "note",
+            )
+        )
     cc = m.cross_check
     if cc is not None:
         out.append(Heading(3, (t("Log against metrics: generation throughput"),), "metrics-cross-check"))
         span = "n/a" if cc.span_diff_pct is None else f"{cc.span_diff_pct:+.1f} %"
         rated = getattr(cc, "rated", 0)
-        within = (f"{cc.within_10_pct} of {rated} with a rate within 10 % of the log's "
-                  f"({cc.within_10_pct_interpolated} with the counter read linearly between scrapes), "
-                  f"{cc.beyond_allowed} beyond the difference their ends' mismatch allows; " if rated else "")
-        out.append(Para(prose(
-            f"{len(cc.checks)} stats window(s): {within}the largest difference {pct(cc.max_abs_diff_pct)}, "
-            f"{cc.inconsistent} window(s) the scrapes cannot produce; over the whole span the log's "
-            f"{num(cc.span_log_tokens)} tokens against the counter's {num(cc.span_metrics_tokens)} ({span}). "
-            f"Clock: {cc.alignment}."), "warn" if cc.inconsistent else "p"))
+        within = (
+            f"{cc.within_10_pct} of {rated} with a rate within 10 % of the log's "
+            f"({cc.within_10_pct_interpolated} with the counter read linearly between scrapes), "
+            f"{cc.beyond_allowed} beyond the difference their ends' mismatch allows; "
+            if rated
+            else ""
+        )
+        out.append(
+            Para(
+                prose(
+                    f"{len(cc.checks)} stats window(s): {within}the largest difference {pct(cc.max_abs_diff_pct)}, "
+                    f"{cc.inconsistent} window(s) the scrapes cannot produce; over the whole span the log's "
+                    f"{num(cc.span_log_tokens)} tokens against the counter's {num(cc.span_metrics_tokens)} ({span}). "
+                    f"Clock: {cc.alignment}."
+                ),
+                "warn" if cc.inconsistent else "p",
+            )
+        )
         limit = ROWS[min(level, LEVELS - 1)]
         if limit:
-            rows = [((c(ck.log_line),), (t(f"{_when(ck.window_start)[11:19]}-{_when(ck.window_end)[11:19]}"),),
-                     (t(num(ck.log_gen_tok_s)),), (t(num(ck.metrics_gen_tok_s)),),
-                     (t(f"{num(ck.metrics_min_tok_s)}-{num(ck.metrics_max_tok_s)}"),),
-                     (t("n/a" if ck.diff_pct is None else f"{ck.diff_pct:+.1f} %"),),
-                     (t("n/a" if ck.allowed_pct is None else f"±{num(ck.allowed_pct)} %"),), (t(num(ck.consistent)),))
-                    for ck in cc.checks[:limit]]
-            out.append(Table(("stats line", "window (UTC)", "log tok/s", "metrics tok/s", "scrapes allow", "diff",
-                              "mismatch allows", "consistent"), rows, (False, False, True, True, False, True, True, False)))
+            rows = [
+                (
+                    (c(ck.log_line),),
+                    (t(f"{_when(ck.window_start)[11:19]}-{_when(ck.window_end)[11:19]}"),),
+                    (t(num(ck.log_gen_tok_s)),),
+                    (t(num(ck.metrics_gen_tok_s)),),
+                    (t(f"{num(ck.metrics_min_tok_s)}-{num(ck.metrics_max_tok_s)}"),),
+                    (t("n/a" if ck.diff_pct is None else f"{ck.diff_pct:+.1f} %"),),
+                    (t("n/a" if ck.allowed_pct is None else f"±{num(ck.allowed_pct)} %"),),
+                    (t(num(ck.consistent)),),
+                )
+                for ck in cc.checks[:limit]
+            ]
+            out.append(
+                Table(
+                    (
+                        "stats line",
+                        "window (UTC)",
+                        "log tok/s",
+                        "metrics tok/s",
+                        "scrapes allow",
+                        "diff",
+                        "mismatch allows",
+                        "consistent",
+                    ),
+                    rows,
+                    (False, False, True, True, False, True, True, False),
+                )
+            )
             if len(cc.checks) > limit:
-                out.append(Para(prose(f"Showing {limit} of {len(cc.checks)} windows; all are in {JSON_HINT}."), "note"))
+                out.append(
+                    Para(
+                        prose(f"Showing {limit} of {len(cc.checks)} windows; all are in {JSON_HINT}."), "note"
+                    )
+                )
         out.append(Para((b("Method: "), *prose(cc.method)), "method"))
     for note in m.notes[:20]:
         out.append(Para(prose(f"Note: {note}"), "warn"))
     if len(m.notes) > 20:
         out.append(Para(prose(f"{len(m.notes) - 20} more notes in {JSON_HINT}."), "note"))
     if m.other_families:
-        out.append(Para(prose(f"{len(m.other_families)} other families read and not analysed (listed in "
-                              f"{JSON_HINT}, key other_families)."), "note"))
+        out.append(
+            Para(
+                prose(
+                    f"{len(m.other_families)} other families read and not analysed (listed in "
+                    f"{JSON_HINT}, key other_families)."
+                ),
+                "note",
+            )
+        )
     out.append(Para((b("Method: "), *prose(m.method)), "method"))
     return out
 
@@ -135,7 +245,11 @@ def slo_blocks(s: Any, level: int) -> list[Block]:
             value = {"at_most": "≤ ", "at_least": "≥ "}.get(ck.bound or "", "") + value
         rows.append(((c(ck.gate),), (t(value),), (t(ck.status),), (t(ck.source or "none"),)))
     out: list[Block] = [Table(("gate", "measured", "verdict", "source"), rows, (False, True, False, False))]
-    verdict = "All gates passed." if s.passed else f"{s.failed} gate(s) failed, {s.unknown} unknown (unknown is not a pass)."
+    verdict = (
+        "All gates passed."
+        if s.passed
+        else f"{s.failed} gate(s) failed, {s.unknown} unknown (unknown is not a pass)."
+    )
     out.append(Para(prose(verdict), "p" if s.passed else "warn"))
     out.append(Para((b("Method: "), *prose(s.method)), "method"))
     return out

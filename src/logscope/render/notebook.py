@@ -40,7 +40,9 @@ def _files_text(files: Sequence[str]) -> str:
 
 
 def _run_version(run: Any) -> str | None:
-    return next((str(e.version) for e in run.events if e.kind == "version" and getattr(e, "version", None)), None)
+    return next(
+        (str(e.version) for e in run.events if e.kind == "version" and getattr(e, "version", None)), None
+    )
 
 
 def _span(run: Any) -> tuple[str | None, str | None, float | None]:
@@ -58,9 +60,11 @@ def _span(run: Any) -> tuple[str | None, str | None, float | None]:
 def run_repr(run: Any) -> str:
     counts = run.counts()
     known = sum(n for k, n in counts.items() if k != "unparsed")
-    return (f"<logscope.Run {_engine_text(run.engine, _run_version(run))}: {_files_text(run.files)}; "
-            f"{known:,} events of {len([k for k in counts if k != 'unparsed'])} kinds, "
-            f"{counts.get('unparsed', 0):,} unparsed; run.frame(kind), run.analyze()>")
+    return (
+        f"<logscope.Run {_engine_text(run.engine, _run_version(run))}: {_files_text(run.files)}; "
+        f"{known:,} events of {len([k for k in counts if k != 'unparsed'])} kinds, "
+        f"{counts.get('unparsed', 0):,} unparsed; run.frame(kind), run.analyze()>"
+    )
 
 
 def run_html(run: Any) -> str:
@@ -71,16 +75,29 @@ def run_html(run: Any) -> str:
         ((b("Files"),), (t(_files_text(run.files)),)),
         ((b("Lines read"),), (t(num(getattr(run.stats, "lines", None) or None)),)),
         ((b("Time"),), (t(f"{first or 'unknown'} to {last or 'unknown'} ({num(dur)} s)"),)),
-        ((b("Events"),), (t(f"{num(sum(n for k, n in counts.items() if k != 'unparsed'))} of a known kind, "
-                            f"{num(counts.get('unparsed', 0))} lines not understood"),)),
+        (
+            (b("Events"),),
+            (
+                t(
+                    f"{num(sum(n for k, n in counts.items() if k != 'unparsed'))} of a known kind, "
+                    f"{num(counts.get('unparsed', 0))} lines not understood"
+                ),
+            ),
+        ),
     ]
     kinds = sorted(((k, n) for k, n in counts.items() if k != "unparsed"), key=lambda kn: (-kn[1], kn[0]))
-    table = Table(("kind", "events"), [((c(k),), (t(num(n)),)) for k, n in kinds[:KINDS_SHOWN]], (False, True))
+    table = Table(
+        ("kind", "events"), [((c(k),), (t(num(n)),)) for k, n in kinds[:KINDS_SHOWN]], (False, True)
+    )
     blocks: list[Block] = [Table(("", ""), rows, key_value=True), table]
     if len(kinds) > KINDS_SHOWN:
         blocks.append(Para((t(f"and {len(kinds) - KINDS_SHOWN} more kinds (run.counts())"),), "note"))
-    blocks.append(Para(prose("`run.frame(kind)`: a kind's events as a polars DataFrame; `run.analyze()`: the report."),
-                       "note"))
+    blocks.append(
+        Para(
+            prose("`run.frame(kind)`: a kind's events as a polars DataFrame; `run.analyze()`: the report."),
+            "note",
+        )
+    )
     return _fragment(blocks)
 
 
@@ -90,11 +107,17 @@ def run_html(run: Any) -> str:
 def report_repr(rep: Any) -> str:
     fs = sorted_findings(rep.findings)
     sd = rep.stable_decode
-    decode = f"decode {num(sd.mean_tok_s)} tok/s mean at {sd.concurrency} running" if sd else "decode: not applicable"
+    decode = (
+        f"decode {num(sd.mean_tok_s)} tok/s mean at {sd.concurrency} running"
+        if sd
+        else "decode: not applicable"
+    )
     codes = ", ".join(dict.fromkeys(str(f["code"]) for f in fs))
     found = f"{len(fs)} findings ({severity_counts(fs)}: {codes})" if fs else "no findings"
-    return (f"<logscope.Report {_engine_text(rep.engine, rep.engine_version)}: {_files_text(rep.files)}, "
-            f"{rep.lines:,} lines; {decode}; {found}; .to_json() for everything>")
+    return (
+        f"<logscope.Report {_engine_text(rep.engine, rep.engine_version)}: {_files_text(rep.files)}, "
+        f"{rep.lines:,} lines; {decode}; {found}; .to_json() for everything>"
+    )
 
 
 def report_html(rep: Any) -> str:
@@ -102,8 +125,9 @@ def report_html(rep: Any) -> str:
     fs = sorted_findings(rep.findings)
     html = ""
     for level in range(2, LEVELS):
-        html = _fragment(report_doc(rep, level, findings=fs, max_findings=20,
-                                    summarised="to fit a notebook cell"))
+        html = _fragment(
+            report_doc(rep, level, findings=fs, max_findings=20, summarised="to fit a notebook cell")
+        )
         if len(html.encode()) <= HTML_BUDGET:
             break
     return html
@@ -115,8 +139,10 @@ def report_html(rep: Any) -> str:
 def comparison_repr(cmp: Any) -> str:
     deg = cmp.degradation
     if deg.ratio_mean is not None:
-        ratio = (f"BASE / OTHER stable decode {num(deg.ratio_mean)}x by mean, {num(deg.ratio_median)}x by median, "
-                 f"{num(deg.ratio_peak)}x by peak")
+        ratio = (
+            f"BASE / OTHER stable decode {num(deg.ratio_mean)}x by mean, {num(deg.ratio_median)}x by median, "
+            f"{num(deg.ratio_peak)}x by peak"
+        )
     else:
         ratio = f"degradation not applicable ({deg.not_applicable or 'no stable decode in one run'})"
     v = getattr(cmp, "verdicts", None)
@@ -147,8 +173,10 @@ def store_html(store: Any) -> str:
         findings = sum(int(r.get(f"findings_{s}") or 0) for s in ("error", "warning", "info"))
         codes = ", ".join(r.get("finding_codes") or [])
         cells = {
-            "name": str(r.get("name") or ""), "engine": str(r.get("engine") or "unknown"),
-            "engine_version": str(r.get("engine_version") or ""), "model": str(r.get("model") or ""),
+            "name": str(r.get("name") or ""),
+            "engine": str(r.get("engine") or "unknown"),
+            "engine_version": str(r.get("engine_version") or ""),
+            "model": str(r.get("model") or ""),
             "start_time": str(r.get("start_time") or "unknown"),
             "decode_mean_tok_s": num(r.get("decode_mean_tok_s")),
             "findings": f"{findings}" + (f" ({codes})" if codes else ""),
@@ -156,12 +184,25 @@ def store_html(store: Any) -> str:
         rows.append(tuple((t(cells[k]),) for k in STORE_COLUMNS))
     numeric = tuple(k == "decode_mean_tok_s" for k in STORE_COLUMNS)
     blocks: list[Block] = [
-        Para((b("logscope store "), c(str(store.path)), t(f": {runs.height} runs, {len(store.kinds())} event kinds")),
-             "meta"),
+        Para(
+            (
+                b("logscope store "),
+                c(str(store.path)),
+                t(f": {runs.height} runs, {len(store.kinds())} event kinds"),
+            ),
+            "meta",
+        ),
         Table(STORE_COLUMNS, rows, numeric),
     ]
     if runs.height > RUNS_SHOWN:
         blocks.append(Para((t(f"and {runs.height - RUNS_SHOWN} more runs (store.runs)"),), "note"))
-    blocks.append(Para(prose("`store.runs`: the runs table; `store[kind]`: every run's events of a kind "
-                             "(polars LazyFrames)."), "note"))
+    blocks.append(
+        Para(
+            prose(
+                "`store.runs`: the runs table; `store[kind]`: every run's events of a kind "
+                "(polars LazyFrames)."
+            ),
+            "note",
+        )
+    )
     return _fragment(blocks)

@@ -46,8 +46,13 @@ def _size_on_disk(paths: Sequence[str]) -> int:
 
 
 @contextmanager
-def reading_progress(paths: Sequence[str], stats: Any, stream: TextIO | None = None,
-                     min_bytes: int = LARGE_BYTES, interval_s: float = 0.2) -> Iterator[None]:
+def reading_progress(
+    paths: Sequence[str],
+    stats: Any,
+    stream: TextIO | None = None,
+    min_bytes: int = LARGE_BYTES,
+    interval_s: float = 0.2,
+) -> Iterator[None]:
     """Show how many bytes of ``paths`` were read (``stats.bytes``) while the body runs.
 
     Shown only when ``stream`` (stderr by default) is a terminal and the input is at least
@@ -70,7 +75,13 @@ def reading_progress(paths: Sequence[str], stats: Any, stream: TextIO | None = N
 
     total = _total(paths)
     console = Console(file=stream, force_terminal=True)
-    columns = [TextColumn("reading"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()]
+    columns = [
+        TextColumn("reading"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+    ]
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task("reading", total=total)
         stop = threading.Event()
@@ -113,8 +124,15 @@ class RunsProgress:
 
         if self._progress is None:
             console = Console(file=self.stream, force_terminal=True)
-            self._progress = Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                      TextColumn("{task.fields[last]}"), console=console, auto_refresh=False)
+            self._progress = Progress(
+                TextColumn("ingest"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[last]}"),
+                console=console,
+                auto_refresh=False,
+            )
             self._progress.start()
             self._task = self._progress.add_task("ingest", total=total, last="")
         self.failed += res.error is not None

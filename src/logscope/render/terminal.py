@@ -18,8 +18,13 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.text import Text
 
-SEVERITY_STYLE = {"error": "bold white on red", "critical": "bold white on red", "warning": "bold black on yellow",
-                  "warn": "bold black on yellow", "info": "bold white on blue"}
+SEVERITY_STYLE = {
+    "error": "bold white on red",
+    "critical": "bold white on red",
+    "warning": "bold black on yellow",
+    "warn": "bold black on yellow",
+    "info": "bold white on blue",
+}
 PARA_STYLE = {"p": "", "note": "dim", "method": "dim", "na": "italic dim", "warn": "yellow", "meta": "dim"}
 
 
@@ -58,8 +63,10 @@ def table_parts(bl: Table, width: int) -> list[list[int]]:
 
     n = len(bl.header)
     cap = word_cap(width)
-    need = [_longest_word([bl.header[i], *(plain(row[i]) for row in bl.rows if i < len(row))], cap) + GAP
-            for i in range(n)]
+    need = [
+        _longest_word([bl.header[i], *(plain(row[i]) for row in bl.rows if i < len(row))], cap) + GAP
+        for i in range(n)
+    ]
     if n <= 2 or sum(need) <= width:
         return [list(range(n))]
     parts: list[list[int]] = []
@@ -81,7 +88,9 @@ def column_widths(bl: Table, cols: list[int], width: int) -> list[int] | None:
     from logscope.render.doc import plain
 
     cap = word_cap(width)
-    texts = [[bl.header[i], *(fit_words(plain(row[i]), cap) for row in bl.rows if i < len(row))] for i in cols]
+    texts = [
+        [bl.header[i], *(fit_words(plain(row[i]), cap) for row in bl.rows if i < len(row))] for i in cols
+    ]
     natural = [max((len(ln) for s in col for ln in s.split("\n")), default=0) for col in texts]
     room = width - GAP * (len(cols) - 1)
     if sum(natural) <= room:
@@ -89,7 +98,9 @@ def column_widths(bl: Table, cols: list[int], width: int) -> list[int] | None:
     least = [max(1, _longest_word(col, cap)) for col in texts]
     widths = list(natural)
     while sum(widths) > room:
-        k = max((j for j in range(len(widths)) if widths[j] > least[j]), key=lambda j: widths[j], default=None)
+        k = max(
+            (j for j in range(len(widths)) if widths[j] > least[j]), key=lambda j: widths[j], default=None
+        )
         if k is None:
             break  # a word wider than the screen: rich cuts it
         widths[k] -= 1
@@ -106,7 +117,7 @@ def fit_words(text: str, width: int) -> str:
         word = m.group(0)
         if len(word) <= width:
             return word
-        tail = word[len(word) - (width - 1):]
+        tail = word[len(word) - (width - 1) :]
         slash = tail.find("/")
         return "…" + (tail[slash:] if 0 <= slash < len(tail) - 8 else tail)
 
@@ -137,27 +148,48 @@ def _renderables(bl: Block, width: int = 10_000) -> list[RenderableType]:
             fit = max(12, width - key_width - GAP)
         else:
             fit = word_cap(width)
-        for cols in ([list(range(len(bl.header)))] if bl.key_value else table_parts(bl, width)):
-            tb = RichTable(box=box.SIMPLE_HEAD, show_header=not bl.key_value and any(bl.header), show_edge=False,
-                           pad_edge=False, header_style="bold")
+        for cols in [list(range(len(bl.header)))] if bl.key_value else table_parts(bl, width):
+            tb = RichTable(
+                box=box.SIMPLE_HEAD,
+                show_header=not bl.key_value and any(bl.header),
+                show_edge=False,
+                pad_edge=False,
+                header_style="bold",
+            )
             widths = None if bl.key_value else column_widths(bl, cols, width)
             for k, i in enumerate(cols):
                 numeric = i < len(bl.numeric) and bl.numeric[i]
-                tb.add_column(Text(bl.header[i]), justify="right" if numeric else "left",
-                              style="bold" if bl.key_value and i == 0 else None, no_wrap=bl.key_value and i == 0,
-                              width=widths[k] if widths else None)
+                tb.add_column(
+                    Text(bl.header[i]),
+                    justify="right" if numeric else "left",
+                    style="bold" if bl.key_value and i == 0 else None,
+                    no_wrap=bl.key_value and i == 0,
+                    width=widths[k] if widths else None,
+                )
             for row in bl.rows:
                 tb.add_row(*(_text(row[i], fit=fit) if i < len(row) else Text("") for i in cols))
             out_tables += [tb] if bl.key_value else [Text(""), tb]
         return out_tables
     if isinstance(bl, Code):
-        return [Panel(Text("\n".join(fit_words(clean(x), width - 4) for x in bl.lines)), box=box.SQUARE, border_style="dim",
-                      title=Text("evidence"), title_align="left")]
+        return [
+            Panel(
+                Text("\n".join(fit_words(clean(x), width - 4) for x in bl.lines)),
+                box=box.SQUARE,
+                border_style="dim",
+                title=Text("evidence"),
+                title_align="left",
+            )
+        ]
     if isinstance(bl, FigureRef):
         return []
     if isinstance(bl, Finding):
-        head = Text.assemble((f" {bl.severity.upper()} ", SEVERITY_STYLE.get(bl.severity, "reverse")), " ",
-                             (bl.code, "bold cyan"), " ", (bl.title, "bold"))
+        head = Text.assemble(
+            (f" {bl.severity.upper()} ", SEVERITY_STYLE.get(bl.severity, "reverse")),
+            " ",
+            (bl.code, "bold cyan"),
+            " ",
+            (bl.title, "bold"),
+        )
         out: list[RenderableType] = [Text(""), head]
         for p in bl.body:
             out += _renderables(p, width)

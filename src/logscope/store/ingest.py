@@ -96,8 +96,10 @@ class IngestSummary:
     def text(self) -> str:
         """One sentence for the command line."""
         mb = self.bytes / 1e6
-        parts = [f"ingested {len(self.runs)} run(s) from {self.files} file(s), {mb:.1f} MB, "
-                 f"in {self.seconds:.1f} s into {self.store}"]
+        parts = [
+            f"ingested {len(self.runs)} run(s) from {self.files} file(s), {mb:.1f} MB, "
+            f"in {self.seconds:.1f} s into {self.store}"
+        ]
         if self.skipped:
             parts.append(f"skipped {len(self.skipped)} file(s) already in the store")
         if self.superseded:
@@ -115,8 +117,10 @@ class IngestFailed(LogscopeError):
         self.summary = summary
         shown = "; ".join(f"{files}: {error}" for files, error in summary.failed[:3])
         more = f"; and {len(summary.failed) - 3} more" if len(summary.failed) > 3 else ""
-        super().__init__(f"{len(summary.failed)} run(s) failed: {shown}{more} ({summary.text()}; "
-                         "ingest(..., check=False) returns the summary instead of raising)")
+        super().__init__(
+            f"{len(summary.failed)} run(s) failed: {shown}{more} ({summary.text()}; "
+            "ingest(..., check=False) returns the summary instead of raising)"
+        )
 
 
 def _checked(summary: IngestSummary, check: bool) -> IngestSummary:
@@ -158,15 +162,23 @@ def _files_of(path: str) -> list[str]:
     out: list[str] = []
     for root, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not layout.is_store(Path(root) / d))
-        out.extend(os.path.abspath(os.path.join(root, f)) for f in files if ".log" in f and not f.startswith("."))
+        out.extend(
+            os.path.abspath(os.path.join(root, f)) for f in files if ".log" in f and not f.startswith(".")
+        )
     return out
 
 
 # -- the plan ---------------------------------------------------------------------------------------
 
 
-def plan(paths: Sequence[PathLike], store: PathLike, *, engine: str | None = "auto", group: str = "file",
-         existing: Sequence[dict[str, Any]] | None = None) -> Plan:
+def plan(
+    paths: Sequence[PathLike],
+    store: PathLike,
+    *,
+    engine: str | None = "auto",
+    group: str = "file",
+    existing: Sequence[dict[str, Any]] | None = None,
+) -> Plan:
     """Which runs to parse, which files to skip (already stored) and which stored runs to replace."""
     if group not in GROUPS:
         raise LogscopeError(f"group must be one of {', '.join(GROUPS)}, not {group!r}")
@@ -197,7 +209,10 @@ def plan(paths: Sequence[PathLike], store: PathLike, *, engine: str | None = "au
     for key, members in groups.items():
         hashes = [digests[f][0] for f in members]
         if all(h in stored_hash for h in hashes):
-            out.skipped.extend((f, f"already in the store (run {stored_hash[h]})") for f, h in zip(members, hashes, strict=True))
+            out.skipped.extend(
+                (f, f"already in the store (run {stored_hash[h]})")
+                for f, h in zip(members, hashes, strict=True)
+            )
             continue
         if group == "file" and hashes[0] in planned:
             out.skipped.append((members[0], f"same content as {planned[hashes[0]]}"))
@@ -208,8 +223,15 @@ def plan(paths: Sequence[PathLike], store: PathLike, *, engine: str | None = "au
             continue
         for f, h in zip(members, hashes, strict=True):
             planned.setdefault(h, f)
-        spec = RunSpec(run=rid, name=name, files=tuple(members), hashes=tuple(hashes),
-                       sizes=tuple(digests[f][1] for f in members), engine=engine, path=key)
+        spec = RunSpec(
+            run=rid,
+            name=name,
+            files=tuple(members),
+            hashes=tuple(hashes),
+            sizes=tuple(digests[f][1] for f in members),
+            engine=engine,
+            path=key,
+        )
         out.specs.append(spec)
         candidates = {str(r["run"]): r for f in members for r in rows_by_path.get(f, [])}
         replaced = [run for run, r in sorted(candidates.items()) if _covers(spec, r)]
@@ -265,14 +287,20 @@ def ingest_one(spec: RunSpec, store: str) -> RunResult:
             # the stored events keep their raw text (the analyses' frames leave it out)
             from logscope.analyses.frames import frame
 
-            table = frame(run.events, kind, seq=True, order=data.kind_index.get(kind, ()), timebase=run.timebase())
+            table = frame(
+                run.events, kind, seq=True, order=data.kind_index.get(kind, ()), timebase=run.timebase()
+            )
             layout.write_parquet(table.drop("kind"), d / layout.PART_FILE)
         row = run_row(spec, run, report, data)
     except LogscopeError as exc:
         return RunResult(spec.run, spec.files, error=str(exc), seconds=time.perf_counter() - t0)
     except Exception as exc:  # a bug on one log must not lose the others: reported, not raised
-        return RunResult(spec.run, spec.files, error=f"internal error: {type(exc).__name__}: {exc}",
-                         seconds=time.perf_counter() - t0)
+        return RunResult(
+            spec.run,
+            spec.files,
+            error=f"internal error: {type(exc).__name__}: {exc}",
+            seconds=time.perf_counter() - t0,
+        )
     return RunResult(spec.run, spec.files, staged=str(staged), row=row, seconds=time.perf_counter() - t0)
 
 
@@ -302,14 +330,22 @@ def run_row(spec: RunSpec, run: Run, report: Report, data: RunData | None = None
     tb = run.timebase()
     t_first = min((e.t_s for e in events if e.t_s is not None), default=None)
     t_last = max((e.t_s for e in events if e.t_s is not None), default=None)
-    model = next((getattr(e, "model", None) for e in events if e.kind == "version" and getattr(e, "model", None)), None)
+    model = next(
+        (getattr(e, "model", None) for e in events if e.kind == "version" and getattr(e, "model", None)), None
+    )
     if model is None:
         for key in ("model", "model_path", "served_model_name"):
             value = settings.raw.get(key)
             if isinstance(value, str) and value not in ("", "None"):
                 model = value
                 break
-    sd, pf, kv, cs, sp = report.stable_decode, report.prefill, report.kv_pool, report.cold_start, report.spec_decode
+    sd, pf, kv, cs, sp = (
+        report.stable_decode,
+        report.prefill,
+        report.kv_pool,
+        report.cold_start,
+        report.spec_decode,
+    )
     severities = [f.severity for f in report.findings]
     contexts = _contexts(data if data is not None else RunData.of(run), report)
     context_source, context_tokens = next(iter(contexts.items()), (None, None))
@@ -455,8 +491,10 @@ class DaskExecutor(Executor):
         if not specs:
             return
         token = uuid.uuid4().hex[:8]
-        futures = [self.client.submit(ingest_one, s, store, key=f"logscope-ingest-{s.run}-{token}", pure=False)
-                   for s in specs]
+        futures = [
+            self.client.submit(ingest_one, s, store, key=f"logscope-ingest-{s.run}-{token}", pure=False)
+            for s in specs
+        ]
         by_key = {f.key: s for f, s in zip(futures, specs, strict=True)}
         try:
             # results come with their futures, gathered in batches (not one round trip each)
@@ -466,7 +504,9 @@ class DaskExecutor(Executor):
                 if isinstance(result, RunResult):
                     yield result
                 else:  # the task failed on the worker (or the worker died): ``result`` is the exception
-                    yield RunResult(spec.run, spec.files, error=f"dask task failed: {type(result).__name__}: {result}")
+                    yield RunResult(
+                        spec.run, spec.files, error=f"dask task failed: {type(result).__name__}: {result}"
+                    )
         finally:
             self.client.cancel([f for f in futures if not f.done()])
 
@@ -474,8 +514,15 @@ class DaskExecutor(Executor):
 # -- the coordinator --------------------------------------------------------------------------------
 
 
-def run_ingest(paths: Sequence[PathLike], out: PathLike, executor: Executor, *, engine: str | None = "auto",
-               group: str = "file", progress: Progress | None = None) -> IngestSummary:
+def run_ingest(
+    paths: Sequence[PathLike],
+    out: PathLike,
+    executor: Executor,
+    *,
+    engine: str | None = "auto",
+    group: str = "file",
+    progress: Progress | None = None,
+) -> IngestSummary:
     """Plan, run the work with ``executor``, and commit each finished run (see the module's doc)."""
     t0 = time.perf_counter()
     store = Path(out).absolute()
@@ -549,8 +596,16 @@ def _collect_garbage(store: Path, committed: set[str]) -> None:
             layout.remove_tree(f.parent)
 
 
-def ingest(paths: Sequence[PathLike] | PathLike, out: PathLike, *, jobs: int = 1, engine: str | None = "auto",
-           group: str = "file", progress: Progress | None = None, check: bool = True) -> IngestSummary:
+def ingest(
+    paths: Sequence[PathLike] | PathLike,
+    out: PathLike,
+    *,
+    jobs: int = 1,
+    engine: str | None = "auto",
+    group: str = "file",
+    progress: Progress | None = None,
+    check: bool = True,
+) -> IngestSummary:
     """Parse ``paths`` (files, directories, globs, ``.gz``) into the store ``out``, with ``jobs`` local
     processes. ``group="dir"`` makes the files of one directory one run (ranks, nodes, rotated parts);
     by default each file is a run. When a run fails, the others are stored all the same, then
@@ -561,9 +616,18 @@ def ingest(paths: Sequence[PathLike] | PathLike, out: PathLike, *, jobs: int = 1
     return _checked(run_ingest(items, out, executor, engine=engine, group=group, progress=progress), check)
 
 
-def ingest_dask(paths: Sequence[PathLike] | PathLike, out: PathLike, *, scheduler: str | None = None,
-                client: Any = None, engine: str | None = "auto", group: str = "file",
-                progress: Progress | None = None, connect_timeout_s: float = 30.0, check: bool = True) -> IngestSummary:
+def ingest_dask(
+    paths: Sequence[PathLike] | PathLike,
+    out: PathLike,
+    *,
+    scheduler: str | None = None,
+    client: Any = None,
+    engine: str | None = "auto",
+    group: str = "file",
+    progress: Progress | None = None,
+    connect_timeout_s: float = 30.0,
+    check: bool = True,
+) -> IngestSummary:
     """``ingest`` with the work of each run as a Dask task: on ``client``, or on a client connected to
     ``scheduler`` (an address such as ``tcp://10.0.0.5:8786``). The store is the same as ``ingest``'s.
 
@@ -593,6 +657,21 @@ def ingest_dask(paths: Sequence[PathLike] | PathLike, out: PathLike, *, schedule
 
 
 __all__ = [
-    "DaskExecutor", "Executor", "IngestFailed", "IngestSummary", "Plan", "ProcessExecutor", "RunResult", "RunSpec", "SerialExecutor",
-    "analyze", "expand", "ingest", "ingest_dask", "ingest_one", "plan", "run_ingest", "run_row",
+    "DaskExecutor",
+    "Executor",
+    "IngestFailed",
+    "IngestSummary",
+    "Plan",
+    "ProcessExecutor",
+    "RunResult",
+    "RunSpec",
+    "SerialExecutor",
+    "analyze",
+    "expand",
+    "ingest",
+    "ingest_dask",
+    "ingest_one",
+    "plan",
+    "run_ingest",
+    "run_row",
 ]

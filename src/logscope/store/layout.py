@@ -199,10 +199,10 @@ def partitions(store: Path) -> dict[tuple[str, str], Path]:
     for kdir in sorted(root.iterdir()):
         if not (kdir.is_dir() and kdir.name.startswith("kind=")):
             continue
-        kind = kdir.name[len("kind="):]
+        kind = kdir.name[len("kind=") :]
         for rdir in sorted(kdir.iterdir()):
             if rdir.is_dir() and rdir.name.startswith("run="):
-                out[(kind, rdir.name[len("run="):])] = rdir / PART_FILE
+                out[(kind, rdir.name[len("run=") :])] = rdir / PART_FILE
     return out
 
 
@@ -224,10 +224,14 @@ def check_store(path: Path) -> None:
     except (OSError, ValueError) as exc:
         raise LogscopeError(f"{path / MANIFEST}: cannot be read ({exc})") from exc
     if meta.get("format") != FORMAT:
-        raise LogscopeError(f"{path}: is not a logscope store ({MANIFEST} names format {meta.get('format')!r})")
+        raise LogscopeError(
+            f"{path}: is not a logscope store ({MANIFEST} names format {meta.get('format')!r})"
+        )
     if int(meta.get("version", 0)) > VERSION:
-        raise LogscopeError(f"{path}: was written by a newer logscope (store layout {meta.get('version')}, "
-                            f"this one reads up to {VERSION}); upgrade logscope")
+        raise LogscopeError(
+            f"{path}: was written by a newer logscope (store layout {meta.get('version')}, "
+            f"this one reads up to {VERSION}); upgrade logscope"
+        )
 
 
 def create_store(path: Path) -> None:
@@ -239,13 +243,18 @@ def create_store(path: Path) -> None:
         return
     # what a first ingest killed before writing the manifest leaves does not count as content
     leftovers = {LOCK_FILE, STAGING_DIR}
-    if path.is_dir() and any(p.name not in leftovers and not (p.name == EVENTS_DIR and p.is_dir() and not any(p.iterdir()))
-                             for p in path.iterdir()):
+    if path.is_dir() and any(
+        p.name not in leftovers and not (p.name == EVENTS_DIR and p.is_dir() and not any(p.iterdir()))
+        for p in path.iterdir()
+    ):
         raise LogscopeError(f"{path}: is a directory that is neither empty nor a logscope store")
     try:
         (path / EVENTS_DIR).mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, path / MANIFEST,
-                           (json.dumps({"format": FORMAT, "version": VERSION}, indent=2) + "\n").encode())
+        atomic_write_bytes(
+            path,
+            path / MANIFEST,
+            (json.dumps({"format": FORMAT, "version": VERSION}, indent=2) + "\n").encode(),
+        )
     except OSError as exc:
         raise LogscopeError(f"{path}: the store cannot be created ({exc.strerror or exc})") from exc
 
@@ -262,8 +271,11 @@ def read_runs(store: Path) -> pl.DataFrame:
     missing = [pl.lit(None, dtype=t).alias(c) for c, t in schema.items() if c not in df.columns]
     # a store written before start/end_time were typed holds them as printed: a date with a year is
     # read as one, a vLLM ``MM-DD HH:MM:SS`` (no year) as null (ingest the run again for its ts)
-    retyped = [pl.col(c).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False).cast(schema[c]).alias(c)
-               for c in ("start_time", "end_time") if c in df.columns and df.schema[c] == pl.String()]
+    retyped = [
+        pl.col(c).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False).cast(schema[c]).alias(c)
+        for c in ("start_time", "end_time")
+        if c in df.columns and df.schema[c] == pl.String()
+    ]
     return df.with_columns(missing + retyped) if missing or retyped else df
 
 
@@ -283,7 +295,10 @@ def runs_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     shared = {n for n in names if n is not None and names.count(n) > 1}
     cols = {c: [r.get(c) for r in ordered] for c in RUNS_COLUMNS}
     # names are unique: runs that share one (a file rewritten with other content) get their id's hash
-    cols["name"] = [f"{n} #{str(r['run']).rsplit('-', 1)[-1]}" if n in shared else n for n, r in zip(names, ordered, strict=True)]
+    cols["name"] = [
+        f"{n} #{str(r['run']).rsplit('-', 1)[-1]}" if n in shared else n
+        for n, r in zip(names, ordered, strict=True)
+    ]
     return pl.DataFrame(cols, schema=runs_schema())
 
 
@@ -350,7 +365,9 @@ def writer_lock(store: Path) -> Iterator[None]:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise LogscopeError(f"{store}: another ingest is writing to this store; wait for it to finish") from None
+            raise LogscopeError(
+                f"{store}: another ingest is writing to this store; wait for it to finish"
+            ) from None
         yield
     finally:
         fh.close()  # releases the lock
@@ -361,8 +378,34 @@ def known_kind(kind: str) -> bool:
 
 
 __all__ = [
-    "EVENTS_DIR", "FORMAT", "MANIFEST", "PARTITION_KEYS", "PART_FILE", "RUNS_COLUMNS", "RUNS_FILE", "STAGING_DIR",
-    "VERSION", "check_store", "create_store", "event_file_schema", "event_table_schema", "file_digest",
-    "known_kind", "partition_dir", "partition_schema", "partitions", "publish", "read_runs", "read_runs_rows",
-    "remove_tree", "run_id", "runs_frame", "runs_schema", "slug", "staging", "write_parquet", "write_runs", "writer_lock",
+    "EVENTS_DIR",
+    "FORMAT",
+    "MANIFEST",
+    "PARTITION_KEYS",
+    "PART_FILE",
+    "RUNS_COLUMNS",
+    "RUNS_FILE",
+    "STAGING_DIR",
+    "VERSION",
+    "check_store",
+    "create_store",
+    "event_file_schema",
+    "event_table_schema",
+    "file_digest",
+    "known_kind",
+    "partition_dir",
+    "partition_schema",
+    "partitions",
+    "publish",
+    "read_runs",
+    "read_runs_rows",
+    "remove_tree",
+    "run_id",
+    "runs_frame",
+    "runs_schema",
+    "slug",
+    "staging",
+    "write_parquet",
+    "write_runs",
+    "writer_lock",
 ]

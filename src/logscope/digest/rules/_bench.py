@@ -21,8 +21,19 @@ def self_checks(ctx: Context) -> list[tuple[Any, Any]]:
     eng: dict[str, Any] = {}
     if ctx.has("throughput") or ctx.has("decode_batch"):
         eng = engine_figures(ctx.data, ctx.analysis("stable_decode"), ctx.analysis("decode_under_load"))
-    out = [(e, self_check(cast(BenchResult, e), spans, how, eng.get("engine_ms_per_token"), eng.get("engine_decode_method"),
-                                                  eng.get("engine_window")))
-           for _i, e in ctx.of_kind("bench_result")]
+    out = [
+        (
+            e,
+            self_check(
+                cast(BenchResult, e),
+                spans,
+                how,
+                eng.get("engine_ms_per_token"),
+                eng.get("engine_decode_method"),
+                eng.get("engine_window"),
+            ),
+        )
+        for _i, e in ctx.of_kind("bench_result")
+    ]
     memo["bench_self_checks"] = out
     return out

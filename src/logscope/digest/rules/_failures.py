@@ -18,8 +18,18 @@ DEATH = re.compile(
     r"watchdog thread terminated with exception|Watchdog caught collective operation timeout|"
     r"Initialization failed\. warmup error"
 )
-ANCHORS = ("failed", "hit an exception", "fatal error", "died", "EngineDeadError", "sigquit", "atchdog timeout",
-           "Timed out waiting", "watchdog thread terminated", "collective operation timeout")
+ANCHORS = (
+    "failed",
+    "hit an exception",
+    "fatal error",
+    "died",
+    "EngineDeadError",
+    "sigquit",
+    "atchdog timeout",
+    "Timed out waiting",
+    "watchdog thread terminated",
+    "collective operation timeout",
+)
 # exceptions that only relay another one: the root cause is elsewhere
 RELAYS = ("EngineDeadError", "SystemExit", "KeyboardInterrupt")
 
@@ -33,12 +43,15 @@ def root_cause(ctx: Context, near: Event, marker: str | None = None) -> tuple[Ev
     else the closest error with an exception before it, else after it, else what the death line
     itself says after its ``marker`` (``... terminated with exception: CUDA error: ...``)."""
     seq = ctx.index_of(near)
-    errors = [(i, e) for i, e in ctx.of_kind("error")
-              if isinstance(e, Error) and e.exception and not e.exception.endswith(RELAYS)]
+    errors = [
+        (i, e)
+        for i, e in ctx.of_kind("error")
+        if isinstance(e, Error) and e.exception and not e.exception.endswith(RELAYS)
+    ]
     own = [x for x in errors if x[1] is near]
     before = [x for x in errors if seq is not None and x[0] < seq]
     after = [x for x in errors if seq is not None and x[0] > seq]
-    pick = (own or before[-1:] or after[:1])
+    pick = own or before[-1:] or after[:1]
     if not pick:
         first = near.raw.split("\n", 1)[0]
         rest = first.split(marker, 1)[1] if marker and marker in first else ""
@@ -50,7 +63,9 @@ def root_cause(ctx: Context, near: Event, marker: str | None = None) -> tuple[Ev
     assert isinstance(e, Error)
     exc = str(e.exception)
     tb = e.traceback
-    line = next((t.strip() for t in reversed(tb) if t.strip().startswith(exc.split(".")[-1]) or exc in t), None)
+    line = next(
+        (t.strip() for t in reversed(tb) if t.strip().startswith(exc.split(".")[-1]) or exc in t), None
+    )
     if line is None:
         line = f"{exc}: {e.message}"
     if exc not in line:
@@ -58,8 +73,18 @@ def root_cause(ctx: Context, near: Event, marker: str | None = None) -> tuple[Ev
     return e, line.strip()[:300]
 
 
-STARTUP_KINDS = ("config", "version", "model_load", "kv_cache_pool", "memory_profile", "graph_capture", "compile",
-                 "server_start", "kv_capacity", "scheduler_limits")
+STARTUP_KINDS = (
+    "config",
+    "version",
+    "model_load",
+    "kv_cache_pool",
+    "memory_profile",
+    "graph_capture",
+    "compile",
+    "server_start",
+    "kv_capacity",
+    "scheduler_limits",
+)
 _ENTRY = re.compile(r"launch_server|run_server|api_server|entrypoints|engine_core|run_engine_core|cli/serve")
 
 

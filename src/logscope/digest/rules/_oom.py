@@ -16,10 +16,15 @@ def serving_ooms(ctx: Context, retried: bool) -> tuple[list[Event], str]:
     # a log that shows the start-up and never shows serving: its OOMs are start-up failures (EN02)
     start_only = ctx.ready_seq is None and ctx.first_busy_seq is None and shows_startup(ctx)
     allowed = ("serving",) if start_only else ("serving", "unknown")
-    picked = [(i, e) for i, e in ctx.of_kind("oom")
-              if bool(getattr(e, "retry", False)) == retried and ctx.phase(i) in allowed]
+    picked = [
+        (i, e)
+        for i, e in ctx.of_kind("oom")
+        if bool(getattr(e, "retry", False)) == retried and ctx.phase(i) in allowed
+    ]
     phases = {ctx.phase(i) for i, _e in picked}
-    when = "while serving" if phases == {"serving"} else "(the log does not show when the server became ready)"
+    when = (
+        "while serving" if phases == {"serving"} else "(the log does not show when the server became ready)"
+    )
     return [e for _i, e in picked], when
 
 
@@ -33,7 +38,9 @@ def describe(events: list[Event], when: str, what: str, many: str | None = None)
     ranks = {(e.dp_rank, e.tp_rank) for e in events if e.tp_rank is not None}
     if len(ranks) > 1 and n % len(ranks) == 0 and n > len(ranks):
         text += f" ({n // len(ranks)} rounds x {len(ranks)} ranks)"
-    text += f" {when}, {'first at' if n > 1 else 'at'} line {first.line}" + (f" ({first.time})" if first.time else "")
+    text += f" {when}, {'first at' if n > 1 else 'at'} line {first.line}" + (
+        f" ({first.time})" if first.time else ""
+    )
     if req:
         text += f": {'it' if n == 1 else 'each'} asked for {median(req):.2f} GiB"
         if free:

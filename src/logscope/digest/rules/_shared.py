@@ -27,7 +27,11 @@ def ranks_text(events: Iterable[Event]) -> str:
     tps = [int(m.group(1)) for m in (_TP.match(k) for k in labels) if m]
     if len(tps) == len(labels) and len(tps) > 1:
         tps.sort()
-        span = f"TP{tps[0]}-TP{tps[-1]}" if tps == list(range(tps[0], tps[-1] + 1)) else ", ".join(f"TP{t}" for t in tps)
+        span = (
+            f"TP{tps[0]}-TP{tps[-1]}"
+            if tps == list(range(tps[0], tps[-1] + 1))
+            else ", ".join(f"TP{t}" for t in tps)
+        )
         return f" on {len(tps)} ranks ({span}){extra}"
     if len(labels) == 1:
         return f" on {labels[0]}{extra}"

@@ -65,13 +65,19 @@ class CustomAllReduceDisabled(Rule):
                 reasons.append(why)
         events = hits_events(hits)
         n = sum(e.repeated for e in events)
-        msg = (f"Custom all-reduce is disabled ({'; '.join(reasons[:3])}): tensor-parallel all-reduces go through "
-               f"NCCL, slower for the small messages of decode ({plural(n, 'line')}{ranks_text(events)}; line "
-               f"{events[0].line}).")
+        msg = (
+            f"Custom all-reduce is disabled ({'; '.join(reasons[:3])}): tensor-parallel all-reduces go through "
+            f"NCCL, slower for the small messages of decode ({plural(n, 'line')}{ranks_text(events)}; line "
+            f"{events[0].line})."
+        )
         if any("across nodes" in r or "PCIe" in r for r in reasons):
-            fix = ("Expected across nodes and on PCIe-only machines: pass `--disable-custom-all-reduce` to make it "
-                   "explicit; keep TP within one NVLink node where you can.")
+            fix = (
+                "Expected across nodes and on PCIe-only machines: pass `--disable-custom-all-reduce` to make it "
+                "explicit; keep TP within one NVLink node where you can."
+            )
         else:
-            fix = ("Check P2P access between the GPUs (`nvidia-smi topo -m`, the container's IPC and device settings) "
-                   "and use a supported TP size; where it cannot work, pass `--disable-custom-all-reduce`.")
+            fix = (
+                "Check P2P access between the GPUs (`nvidia-smi topo -m`, the container's IPC and device settings) "
+                "and use a supported TP size; where it cannot work, pass `--disable-custom-all-reduce`."
+            )
         return [self.finding(msg, fix, events, [(h.event, h.text) for h in hits])]

@@ -18,9 +18,18 @@ _ROW = {  # the result-block row that prints a checked figure (for the evidence 
     "mean_ttft_ms": "Mean TTFT",
     "mean_tpot_ms": "Mean TPOT",
     "concurrency": "Concurrency",
-    **{f"{q}_{what}_ms": f"{label} {name}" for q, label in (("mean", "Mean"), ("median", "Median"), ("p90", "P90"),
-                                                          ("p95", "P95"), ("p99", "P99"), ("max", "Max"))
-       for what, name in (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"))},
+    **{
+        f"{q}_{what}_ms": f"{label} {name}"
+        for q, label in (
+            ("mean", "Mean"),
+            ("median", "Median"),
+            ("p90", "P90"),
+            ("p95", "P95"),
+            ("p99", "P99"),
+            ("max", "Max"),
+        )
+        for what, name in (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"))
+    },
 }
 
 
@@ -79,20 +88,27 @@ class BenchImpossible(Rule):
             sanity = check_bench(e, **{k: v for k, v in engine.items() if k != "engine_window"})
             # the engine-side bounds BN02's self-check reports: the floor always; the engine's tokens when BN02's
             # token accounting already failed for this result (the same excess, once)
-            skip = {"tpot_vs_engine_decode"} | ({"output_vs_engine_decode"} if (e.file, e.line) in placed else set())
-            bad = [c for c in getattr(sanity, "checks", []) if not getattr(c, "ok", True) and c.name not in skip]
+            skip = {"tpot_vs_engine_decode"} | (
+                {"output_vs_engine_decode"} if (e.file, e.line) in placed else set()
+            )
+            bad = [
+                c for c in getattr(sanity, "checks", []) if not getattr(c, "ok", True) and c.name not in skip
+            ]
             if not bad:
                 continue
             msg = "The benchmark client's result block (line {}) does not add up: {}.".format(
-                e.line, "; ".join(str(getattr(c, "message", c)) for c in bad))
+                e.line, "; ".join(str(getattr(c, "message", c)) for c in bad)
+            )
             evidence: list[EvidenceItem] = [e]
             for c in bad:
                 row = _ROW.get(str(getattr(c, "metric", "")))
                 if row:
                     evidence.append((e, row))
-            fix = ("Do not use the flagged figures: use the bound given where it is the same quantity (tokens / "
-                   "duration), else re-measure; check how the client counts tokens (streamed chunks, reasoning "
-                   "tokens, tokenizer) and times them, and its version.")
+            fix = (
+                "Do not use the flagged figures: use the bound given where it is the same quantity (tokens / "
+                "duration), else re-measure; check how the client counts tokens (streamed chunks, reasoning "
+                "tokens, tokenizer) and times them, and its version."
+            )
             out.append(self.finding(msg, fix, [e], evidence))
         return out
 
@@ -101,7 +117,9 @@ def _placed(ctx: Context) -> set[tuple[str, int]]:
     """(file, line) of the client results whose token accounting failed in BN02."""
     from logscope.digest.rules._bench import self_checks
 
-    return {(e.file, e.line) for e, r in self_checks(ctx) if any(c.name == "token_accounting" for c in r.failed)}
+    return {
+        (e.file, e.line) for e, r in self_checks(ctx) if any(c.name == "token_accounting" for c in r.failed)
+    }
 
 
 def _checker() -> Callable[..., Any] | None:

@@ -9,14 +9,21 @@ from logscope.digest.finding import EvidenceItem, Finding
 from logscope.digest.registry import Rule, register
 from logscope.digest.rules._bench import self_checks
 
-_ROW = {"token_accounting": "Total generated tokens", "latency_identity": "Mean E2E",
-        "physical_floor": "Mean TPOT"}
+_ROW = {
+    "token_accounting": "Total generated tokens",
+    "latency_identity": "Mean E2E",
+    "physical_floor": "Mean TPOT",
+}
 _FIX = {
-    "measurement": ("Re-measure before using the client's figures: check how the client counts tokens (streamed chunks, "
-                    "retokenized text, reasoning tokens) and times them, and its version; trust the engine's own "
-                    "counts and rates meanwhile."),
-    "workload": ("Make sure the client file belongs to this log and that nothing else sent traffic during the run "
-                 "(another client, warm-up requests, health probes that generate); re-run alone if it did."),
+    "measurement": (
+        "Re-measure before using the client's figures: check how the client counts tokens (streamed chunks, "
+        "retokenized text, reasoning tokens) and times them, and its version; trust the engine's own "
+        "counts and rates meanwhile."
+    ),
+    "workload": (
+        "Make sure the client file belongs to this log and that nothing else sent traffic during the run "
+        "(another client, warm-up requests, health probes that generate); re-run alone if it did."
+    ),
     "real behaviour": "The figures are consistent; look at the engine's behaviour the finding names.",
 }
 
@@ -67,8 +74,10 @@ class BenchSelfCheck(Rule):
         out: list[Finding] = []
         for e, result in self_checks(ctx):
             for c in result.failed:
-                msg = (f"Self-check of the benchmark client's result (line {e.line}) failed, pointing to "
-                       f"{c.points_to}: {c.message}.")
+                msg = (
+                    f"Self-check of the benchmark client's result (line {e.line}) failed, pointing to "
+                    f"{c.points_to}: {c.message}."
+                )
                 evidence: list[EvidenceItem] = [e]
                 if c.name in _ROW:
                     evidence.append((e, _ROW[c.name]))

@@ -58,11 +58,15 @@ class FusionsWithoutCompile(Rule):
         if not fusions or not off:
             return []
         names = fusions[0].match.group(1).strip().rstrip(".")
-        msg = (f"vLLM lists custom fusion passes as enabled ({names}; line {fusions[0].event.line}) while the compile "
-               f"pipeline that runs them is off (line {off[0].event.line}: \"{off[0].text}\"): the fusions most "
-               f"likely do not apply, and the kernels run unfused.")
-        fix = ("If the fusions matter, keep the compile pipeline on (`VLLM_USE_BREAKABLE_CUDAGRAPH=0`, a compilation "
-               "mode other than none); otherwise drop them from the compilation config.")
+        msg = (
+            f"vLLM lists custom fusion passes as enabled ({names}; line {fusions[0].event.line}) while the compile "
+            f'pipeline that runs them is off (line {off[0].event.line}: "{off[0].text}"): the fusions most '
+            f"likely do not apply, and the kernels run unfused."
+        )
+        fix = (
+            "If the fusions matter, keep the compile pipeline on (`VLLM_USE_BREAKABLE_CUDAGRAPH=0`, a compilation "
+            "mode other than none); otherwise drop them from the compilation config."
+        )
         evidence: list[EvidenceItem] = [(fusions[0].event, "Enabled custom fusions")]
         evidence += [(h.event, h.text) for h in off[:2]]
         return [self.finding(msg, fix, [fusions[0].event], evidence)]

@@ -59,11 +59,15 @@ class LinesNotUnderstood(Rule):
             share = n / (n + parsed)
             if n < MIN_LINES and share < MIN_SHARE:
                 continue
-            msg = (f"{plural(n, 'line')} {'looks' if n == 1 else 'look'} like `{kind}` lines but {'was' if n == 1 else 'were'} "
-                   f"not understood ({100 * share:.0f} % of that "
-                   f"kind's {n + parsed:,} lines; first at line {events[0].line}): figures built on `{kind}` may miss "
-                   f"them.")
-            fix = ("Run `logscope coverage LOG` to see them; if the engine prints a new format, report it with a few "
-                   "sample lines; if the log was clipped or wrapped, collect it again from the source.")
+            msg = (
+                f"{plural(n, 'line')} {'looks' if n == 1 else 'look'} like `{kind}` lines but {'was' if n == 1 else 'were'} "
+                f"not understood ({100 * share:.0f} % of that "
+                f"kind's {n + parsed:,} lines; first at line {events[0].line}): figures built on `{kind}` may miss "
+                f"them."
+            )
+            fix = (
+                "Run `logscope coverage LOG` to see them; if the engine prints a new format, report it with a few "
+                "sample lines; if the log was clipped or wrapped, collect it again from the source."
+            )
             out.append(self.finding(msg, fix, events, events))
         return out

@@ -53,8 +53,10 @@ class StatisticsMissing(Rule):
     def check(self, ctx: Context) -> Iterable[Finding]:
         out: list[Finding] = []
         for m in missing_stats(ctx.data):
-            msg = (f"The server lifetime from line {m.first_line} answered {m.traffic} {m.traffic_what} "
-                   f"(first at line {m.first_traffic.line}) but printed no statistics line, so the decode and "
-                   f"prefill rates, queues and KV usage over time are unknown. Likely cause: {m.cause}.")
+            msg = (
+                f"The server lifetime from line {m.first_line} answered {m.traffic} {m.traffic_what} "
+                f"(first at line {m.first_traffic.line}) but printed no statistics line, so the decode and "
+                f"prefill rates, queues and KV usage over time are unknown. Likely cause: {m.cause}."
+            )
             out.append(self.finding(msg, m.fix, [m.first_traffic], m.evidence))
         return out

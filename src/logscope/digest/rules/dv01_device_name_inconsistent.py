@@ -61,13 +61,17 @@ class DeviceNameInconsistent(Rule):
                 mixed.append(e)
         if len(names) < 2 and not mixed:
             return []
-        parts = [f"{name} ({len(evs)} line{'s' if len(evs) > 1 else ''}, first at line {evs[0].line})"
-                 for name, evs in sorted(names.items(), key=lambda kv: kv[1][0].line)]
+        parts = [
+            f"{name} ({len(evs)} line{'s' if len(evs) > 1 else ''}, first at line {evs[0].line})"
+            for name, evs in sorted(names.items(), key=lambda kv: kv[1][0].line)
+        ]
         evidence: list[EvidenceItem] = []
         counted: list[Event] = []
         if len(names) >= 2:
-            msg = (f"The device is named differently across lines: {' vs '.join(parts)}. Kernel configs and backend "
-                   f"choices keyed on the device name may be taken for the wrong GPU.")
+            msg = (
+                f"The device is named differently across lines: {' vs '.join(parts)}. Kernel configs and backend "
+                f"choices keyed on the device name may be taken for the wrong GPU."
+            )
             ordered = sorted(names.items(), key=lambda kv: kv[1][0].line)
             evidence += [(evs[0], "device_name=") for _name, evs in ordered]
             usual = max(names, key=lambda k: len(names[k]))
@@ -77,7 +81,9 @@ class DeviceNameInconsistent(Rule):
             msg = f"The engine detected different devices in the system: {mm.group(1) if mm else '?'} (line {mixed[0].line})."
         evidence += mixed[:2]
         counted += mixed
-        fix = ("Check the real device (`nvidia-smi -L`) and what reports the other name (an override variable, a "
-               "driver or image mismatch); on mixed machines set `CUDA_DEVICE_ORDER=PCI_BUS_ID` and pin "
-               "`CUDA_VISIBLE_DEVICES` to one kind of GPU; provide tuned kernel configs for the real device.")
+        fix = (
+            "Check the real device (`nvidia-smi -L`) and what reports the other name (an override variable, a "
+            "driver or image mismatch); on mixed machines set `CUDA_DEVICE_ORDER=PCI_BUS_ID` and pin "
+            "`CUDA_VISIBLE_DEVICES` to one kind of GPU; provide tuned kernel configs for the real device."
+        )
         return [self.finding(msg, fix, counted, evidence)]

@@ -53,8 +53,12 @@ class EngineDied(Rule):
         if not hits:
             return []
         first = hits[0]
-        when = "while serving" if ctx.phase(first.seq) == "serving" else "(the log does not show whether it had started serving)"
-        msg = f"An engine process died {when}: \"{first.text}\" (line {first.event.line}"
+        when = (
+            "while serving"
+            if ctx.phase(first.seq) == "serving"
+            else "(the log does not show whether it had started serving)"
+        )
+        msg = f'An engine process died {when}: "{first.text}" (line {first.event.line}'
         msg += f", {first.event.time})." if first.event.time else ")."
         evidence: list[EvidenceItem] = [(first.event, first.text)]
         cause = root_cause(ctx, first.event, first.text)
@@ -63,6 +67,8 @@ class EngineDied(Rule):
             msg += f" Cause: {clip(cause[1]).rstrip('.')} (line {line_of(cause[0], needle)})."
             evidence.append((cause[0], needle))
         evidence += [(h.event, h.text) for h in hits[1:3]]
-        fix = ("Fix the exception behind it (its traceback is at the evidence lines); for CUDA out-of-memory see the "
-               "memory rules; for a watchdog timeout look for a hung collective (NCCL) or an overlong step.")
+        fix = (
+            "Fix the exception behind it (its traceback is at the evidence lines); for CUDA out-of-memory see the "
+            "memory rules; for a watchdog timeout look for a hung collective (NCCL) or an overlong step."
+        )
         return [self.finding(msg, fix, [h.event for h in hits], evidence)]

@@ -51,9 +51,12 @@ class StartupFailed(Rule):
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         never_served = ctx.ready_seq is None and ctx.first_busy_seq is None
-        hits: list[Hit] = [h for h in death_hits(ctx)
-                           if ctx.phase(h.seq) == "startup" or (never_served and ctx.phase(h.seq) == "unknown"
-                                                                and shows_startup(ctx))]
+        hits: list[Hit] = [
+            h
+            for h in death_hits(ctx)
+            if ctx.phase(h.seq) == "startup"
+            or (never_served and ctx.phase(h.seq) == "unknown" and shows_startup(ctx))
+        ]
         first_event: Event | None = hits[0].event if hits else None
         headline = hits[0].text if hits else None
         if first_event is None:
@@ -62,7 +65,7 @@ class StartupFailed(Rule):
                 first_event, headline = crash, "uncaught exception"
         if first_event is None:
             return []
-        msg = f"The server failed to start: \"{headline}\" (line {first_event.line}"
+        msg = f'The server failed to start: "{headline}" (line {first_event.line}'
         msg += f", {first_event.time})." if first_event.time else ")."
         evidence: list[EvidenceItem] = [(first_event, headline if hits else None)]
         cause = root_cause(ctx, first_event, headline if hits else None)
@@ -79,13 +82,19 @@ class StartupFailed(Rule):
 def _fix_for(ctx: Context, cause: str) -> str | None:
     sglang = ctx.engine == "sglang"
     if "max seq len" in cause or ("KV cache" in cause and "needed" in cause):
-        return (f"Lower `{'--context-length' if sglang else '--max-model-len'}` to what the KV cache holds or give it "
-                f"more memory (see KV02), then start again.")
+        return (
+            f"Lower `{'--context-length' if sglang else '--max-model-len'}` to what the KV cache holds or give it "
+            f"more memory (see KV02), then start again."
+        )
     if "out of memory" in cause.lower() or "OutOfMemoryError" in cause:
-        return ("Free GPU memory for the weights: lower `--gpu-memory-utilization` / `--mem-fraction-static`, use more "
-                "GPUs (tensor parallelism) or a quantized checkpoint, keep other processes off the GPUs.")
+        return (
+            "Free GPU memory for the weights: lower `--gpu-memory-utilization` / `--mem-fraction-static`, use more "
+            "GPUs (tensor parallelism) or a quantized checkpoint, keep other processes off the GPUs."
+        )
     m = _MODULE.search(cause)
     if m:
-        return (f"Install the missing module `{m.group(1)}` into the server's environment (or a build of the engine "
-                f"that does not need it), then start again.")
+        return (
+            f"Install the missing module `{m.group(1)}` into the server's environment (or a build of the engine "
+            f"that does not need it), then start again."
+        )
     return None

@@ -56,19 +56,30 @@ class RequestsFailed(Rule):
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         out: list[Finding] = []
-        bad = [e for _i, e in ctx.of_kind("http_access") if int(getattr(e, "status", 0)) >= 400 and not _probe(e)]
+        bad = [
+            e for _i, e in ctx.of_kind("http_access") if int(getattr(e, "status", 0)) >= 400 and not _probe(e)
+        ]
         if bad:
             total = sum(e.repeated for e in ctx_events(ctx, "http_access"))
             by: Counter[tuple[int, str]] = Counter()
             for e in bad:
-                by[(int(getattr(e, "status", 0)), f"{getattr(e, 'method', '')} {getattr(e, 'path', '')}")] += e.repeated
+                by[
+                    (int(getattr(e, "status", 0)), f"{getattr(e, 'method', '')} {getattr(e, 'path', '')}")
+                ] += e.repeated
             n = sum(by.values())
-            parts = [f"{c}x {status} on {what}" for (status, what), c in sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))[:6]]
+            parts = [
+                f"{c}x {status} on {what}"
+                for (status, what), c in sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
+            ]
             more = f" and {len(by) - 6} more" if len(by) > 6 else ""
-            msg = (f"The server answered {plural(n, 'request')} of {total:,} in its access log with an HTTP error "
-                   f"({', '.join(parts)}{more}; first at line {bad[0].line}).")
-            fix = ("400: the request was refused (prompt longer than --max-model-len, bad sampling parameters); 404: unknown "
-                   "model name or path; 5xx: see the engine's error lines near them.")
+            msg = (
+                f"The server answered {plural(n, 'request')} of {total:,} in its access log with an HTTP error "
+                f"({', '.join(parts)}{more}; first at line {bad[0].line})."
+            )
+            fix = (
+                "400: the request was refused (prompt longer than --max-model-len, bad sampling parameters); 404: unknown "
+                "model name or path; 5xx: see the engine's error lines near them."
+            )
             evidence: list[EvidenceItem] = []
             seen: set[int] = set()
             for e in bad:  # the first line of each status
@@ -81,18 +92,24 @@ class RequestsFailed(Rule):
         aborted = aborted_once(reqs)
         failed = [e for e in reqs if getattr(e, "phase", None) == "error"]
         if aborted or failed:
-            n_abort = sum(max(1, len((getattr(e, "request_id", None) or "").split(","))) * e.repeated for e in aborted)
+            n_abort = sum(
+                max(1, len((getattr(e, "request_id", None) or "").split(","))) * e.repeated for e in aborted
+            )
             parts = []
             if aborted:
                 parts.append(f"{plural(n_abort, 'request')} aborted (first at line {aborted[0].line})")
             if failed:
                 reasons = Counter((getattr(e, "reason", None) or "no reason printed")[:80] for e in failed)
                 top = ", ".join(f"{c}x {r}" for r, c in reasons.most_common(3))
-                parts.append(f"{plural(sum(e.repeated for e in failed), 'request')} failed ({top}; first at line "
-                             f"{failed[0].line})")
+                parts.append(
+                    f"{plural(sum(e.repeated for e in failed), 'request')} failed ({top}; first at line "
+                    f"{failed[0].line})"
+                )
             msg = "Request logging shows " + " and ".join(parts) + ": those clients got no complete answer."
-            fix = ("Aborts are clients that disconnected or timed out: raise the client's timeout or lower the load; "
-                   "failures name their reason (bad request, input error, engine dead).")
+            fix = (
+                "Aborts are clients that disconnected or timed out: raise the client's timeout or lower the load; "
+                "failures name their reason (bad request, input error, engine dead)."
+            )
             out.append(self.finding(msg, fix, aborted + failed, (aborted[:2] + failed[:2]) or aborted[:1]))
         return out
 

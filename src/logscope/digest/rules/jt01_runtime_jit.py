@@ -60,16 +60,23 @@ class RuntimeJit(Rule):
             stage = getattr(e, "stage", "")
             if stage == "runtime_jit":
                 found.append((e, str(getattr(e, "detail", None) or "a Triton kernel")))
-            elif (ready is not None and i > ready and stage not in _NOT_COMPILING
-                  and ctx.phase(i) == "serving"):
-                found.append((e, f"torch.compile {stage}" + (f" {getattr(e, 'detail', '')}" if getattr(e, "detail", None) else "")))
+            elif (
+                ready is not None and i > ready and stage not in _NOT_COMPILING and ctx.phase(i) == "serving"
+            ):
+                found.append(
+                    (
+                        e,
+                        f"torch.compile {stage}"
+                        + (f" {getattr(e, 'detail', '')}" if getattr(e, "detail", None) else ""),
+                    )
+                )
         if ready is not None:
             for h in ctx.grep(_SGLANG_JIT, self.anchors):
                 if h.seq > ready and ctx.phase(h.seq) == "serving":
                     found.append((h.event, f"DeepGEMM {h.match.group('name')}"))
         if not found:
             return []
-        found.sort(key=lambda x: (ctx.index_of(x[0]) or 0))
+        found.sort(key=lambda x: ctx.index_of(x[0]) or 0)
         events = [e for e, _n in found]
         names: list[str] = []
         for _e, name in found:
@@ -78,15 +85,19 @@ class RuntimeJit(Rule):
         n = sum(e.repeated for e in events)
         first = events[0]
         shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-        msg = (f"{plural(n, 'kernel compilation')} happened while serving{ranks_text(events)}: {shown} (first at line "
-               f"{first.line}{', ' + first.time if first.time else ''}). Each blocks the step that needs it and "
-               f"inflates the latency of the requests in flight.")
+        msg = (
+            f"{plural(n, 'kernel compilation')} happened while serving{ranks_text(events)}: {shown} (first at line "
+            f"{first.line}{', ' + first.time if first.time else ''}). Each blocks the step that needs it and "
+            f"inflates the latency of the requests in flight."
+        )
         overlap = self._overlaps(ctx)
         if overlap:
             msg += f" {overlap}"
-        fix = ("Extend the warmup to the shapes you serve (warm-up requests of the real length and batch before "
-               "measuring; SGLang: `python3 -m sglang.compile_deep_gemm` with the server's arguments) and leave the "
-               "first requests out of measurements.")
+        fix = (
+            "Extend the warmup to the shapes you serve (warm-up requests of the real length and batch before "
+            "measuring; SGLang: `python3 -m sglang.compile_deep_gemm` with the server's arguments) and leave the "
+            "first requests out of measurements."
+        )
         return [self.finding(msg, fix, events, [(e, None) for e in events])]
 
     @staticmethod

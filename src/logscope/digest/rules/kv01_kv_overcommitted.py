@@ -57,28 +57,41 @@ class KvCacheOvercommitted(Rule):
         if over is None or over < MIN_GIB or budget is None:
             return []
         profiles = [e for _i, e in ctx.of_kind("memory_profile")]
-        suggestion = next((e for e in reversed(profiles) if getattr(e, "suggested_kv_cache_bytes", None)), None)
+        suggestion = next(
+            (e for e in reversed(profiles) if getattr(e, "suggested_kv_cache_bytes", None)), None
+        )
         used = budget.kv_cache_gib if budget.kv_cache_gib is not None else kv.memory_gib
         util, total = budget.gpu_memory_utilization, budget.total_gib
         requested = budget.requested_gib
         if requested is None and util is not None and total is not None:
             requested = util * total
-        budget_text = (f" ({util:g} x {total:.2f} GiB = {requested:.2f} GiB)"
-                       if util is not None and total is not None and requested is not None else "")
+        budget_text = (
+            f" ({util:g} x {total:.2f} GiB = {requested:.2f} GiB)"
+            if util is not None and total is not None and requested is not None
+            else ""
+        )
         if suggestion is not None and budget.suggested_kv_cache_bytes is not None:
             fit = budget.suggested_kv_cache_bytes / 2**30
-            msg = (f"The KV cache takes {used:.2f} GiB, but {fit:.2f} GiB is what fits the requested memory"
-                   f"{budget_text} by vLLM's own accounting (line {suggestion.line}): over-committed by {over:.2f} GiB.")
+            msg = (
+                f"The KV cache takes {used:.2f} GiB, but {fit:.2f} GiB is what fits the requested memory"
+                f"{budget_text} by vLLM's own accounting (line {suggestion.line}): over-committed by {over:.2f} GiB."
+            )
             fix = f"Pin the KV cache to what fits with `--kv-cache-memory={budget.suggested_kv_cache_bytes}`"
             evidence_lines: list[EvidenceItem] = [(suggestion, "--kv-cache-memory=")]
             counted = [suggestion]
         else:
-            parts = [("weights", budget.weights_gib), ("non-torch", budget.non_torch_gib),
-                     ("activation peak", budget.activation_peak_gib), ("CUDA graphs", budget.cuda_graph_gib),
-                     ("KV cache", used)]
+            parts = [
+                ("weights", budget.weights_gib),
+                ("non-torch", budget.non_torch_gib),
+                ("activation peak", budget.activation_peak_gib),
+                ("CUDA graphs", budget.cuda_graph_gib),
+                ("KV cache", used),
+            ]
             shown = " + ".join(f"{name} {v:.2f}" for name, v in parts if v is not None)
-            msg = (f"{shown} GiB come to {over:.2f} GiB more than the budget{budget_text} the engine was given: "
-                   f"the KV cache is over-committed by {over:.2f} GiB.")
+            msg = (
+                f"{shown} GiB come to {over:.2f} GiB more than the budget{budget_text} the engine was given: "
+                f"the KV cache is over-committed by {over:.2f} GiB."
+            )
             fix = f"Cap the KV cache at {max((used or 0) - over, 0):.2f} GiB (`--kv-cache-memory-bytes`)"
             evidence_lines = list(profiles[-3:])
             counted = profiles[-1:]
@@ -92,8 +105,10 @@ class KvCacheOvercommitted(Rule):
             n = sum(e.repeated for _i, e in ooms)
             retried = sum(e.repeated for _i, e in ooms if getattr(e, "retry", False))
             how = f", {retried:,} of them retried" if retried else ""
-            msg += (f" {plural(n, 'out-of-memory event')} followed while serving{ranks_text(e for _i, e in ooms)}{how} "
-                    f"(first at line {ooms[0][1].line}): the symptom to expect when the KV cache holds memory the "
-                    f"budget left for activations.")
+            msg += (
+                f" {plural(n, 'out-of-memory event')} followed while serving{ranks_text(e for _i, e in ooms)}{how} "
+                f"(first at line {ooms[0][1].line}): the symptom to expect when the KV cache holds memory the "
+                f"budget left for activations."
+            )
             evidence += [(e, "out of memory") for _i, e in ooms[:3]]
         return [self.finding(msg, fix, counted, evidence)]

@@ -59,13 +59,20 @@ class KvPoolBelowMaxLen(Rule):
         caps = [e for _i, e in ctx.of_kind("kv_capacity")]
         conc = [e for _i, e in ctx.of_kind("max_concurrency") if getattr(e, "concurrency", 1.0) < 1.0]
         warned = ctx.grep(_SGLANG_WARNING, self.anchors)
-        limits = [e for _i, e in ctx.of_kind("scheduler_limits")
-                  if getattr(e, "context_len", None) and getattr(e, "max_total_num_tokens", 0) < getattr(e, "context_len", 0)]
+        limits = [
+            e
+            for _i, e in ctx.of_kind("scheduler_limits")
+            if getattr(e, "context_len", None)
+            and getattr(e, "max_total_num_tokens", 0) < getattr(e, "context_len", 0)
+        ]
         evidence: list[EvidenceItem] = []
         counted: list[Event] = []
         if caps:
             e = caps[0]
-            length, fits = getattr(e, "max_seq_len", None), getattr(e, "estimated_max_len", None) or getattr(e, "kv_tokens", None)
+            length, fits = (
+                getattr(e, "max_seq_len", None),
+                getattr(e, "estimated_max_len", None) or getattr(e, "kv_tokens", None),
+            )
             need, avail = getattr(e, "needed_gib", None), getattr(e, "available_gib", None)
             msg = "The KV cache cannot hold one request of the maximum length"
             if length:
@@ -81,33 +88,44 @@ class KvPoolBelowMaxLen(Rule):
         elif warned:
             h = warned[0]
             tokens, length = int(h.match.group(1)), int(h.match.group(2))
-            msg = (f"The KV pool holds {tokens:,} tokens, {100 * (1 - tokens / length):.1f} % short of one request of "
-                   f"the context length ({length:,} tokens; line {h.event.line}): requests longer than the pool are "
-                   f"refused or truncated at serving time.")
+            msg = (
+                f"The KV pool holds {tokens:,} tokens, {100 * (1 - tokens / length):.1f} % short of one request of "
+                f"the context length ({length:,} tokens; line {h.event.line}): requests longer than the pool are "
+                f"refused or truncated at serving time."
+            )
             limit = tokens
             evidence.append((h.event, "KV pool holds"))
             counted = [h.event]
         elif conc:
             e = conc[-1]
             per, x = getattr(e, "tokens_per_request", 0), getattr(e, "concurrency", 0.0)
-            msg = (f"The KV pool holds {x:.2f}x one request of {per:,} tokens (line {e.line}): a request of the "
-                   f"maximum length cannot fit.")
+            msg = (
+                f"The KV pool holds {x:.2f}x one request of {per:,} tokens (line {e.line}): a request of the "
+                f"maximum length cannot fit."
+            )
             limit = int(per * x) if per and x else None
             evidence.append(e)
             counted = [e]
         elif limits:
             e = limits[-1]
-            total, ctx_len = int(getattr(e, "max_total_num_tokens", 0)), int(getattr(e, "context_len", 0) or 1)
-            msg = (f"The KV pool holds {total:,} tokens (max_total_num_tokens), {100 * (1 - total / ctx_len):.1f} % "
-                   f"short of the context length {ctx_len:,} (line {e.line}): one full-length request cannot fit.")
+            total, ctx_len = (
+                int(getattr(e, "max_total_num_tokens", 0)),
+                int(getattr(e, "context_len", 0) or 1),
+            )
+            msg = (
+                f"The KV pool holds {total:,} tokens (max_total_num_tokens), {100 * (1 - total / ctx_len):.1f} % "
+                f"short of the context length {ctx_len:,} (line {e.line}): one full-length request cannot fit."
+            )
             limit = total
             evidence.append(e)
             counted = [e]
         else:
             return []
-        for extra in (caps[1:2] + conc[-1:] + [h.event for h in warned[:1]] + limits[-1:]):
+        for extra in caps[1:2] + conc[-1:] + [h.event for h in warned[:1]] + limits[-1:]:
             evidence.append(extra)
         to = f" to {limit:,} tokens or less" if limit else ""
-        fix = (f"Lower `{flag}`{to}, or give the KV cache more memory (`{mem_flag}`, more GPUs, fewer other "
-               f"processes on the GPUs).")
+        fix = (
+            f"Lower `{flag}`{to}, or give the KV cache more memory (`{mem_flag}`, more GPUs, fewer other "
+            f"processes on the GPUs)."
+        )
         return [self.finding(msg, fix, counted, evidence)]

@@ -74,8 +74,10 @@ class ConcurrencyBelowLoad(Rule):
         pressed = [e for e in stats if (getattr(e, "waiting", 0) or 0) > 0 and _kv_pct(e) >= KV_PRESSURE_PCT]
         parts = [f"The KV pool fits {x:.2f} requests of the full {length:,} tokens (line {line.line})"]
         if load > x and peak is not None:
-            parts.append(f", while up to {load} requests were running or waiting at once (line {peak.line}: "
-                         f"{getattr(peak, 'running', 0)} running, {getattr(peak, 'waiting', 0)} waiting)")
+            parts.append(
+                f", while up to {load} requests were running or waiting at once (line {peak.line}: "
+                f"{getattr(peak, 'running', 0)} running, {getattr(peak, 'waiting', 0)} waiting)"
+            )
         else:
             parts.append(f", while the client ran {client} requests at a time")
         msg = "".join(parts) + "."
@@ -84,9 +86,11 @@ class ConcurrencyBelowLoad(Rule):
             evidence.append(peak)
         if pressed:
             worst = max(pressed, key=lambda e: (getattr(e, "waiting", 0), _kv_pct(e)))
-            msg += (f" Requests queued while the KV cache was {_kv_pct(worst):.1f} % full (line {worst.line}: "
-                    f"{getattr(worst, 'running', 0)} running, {getattr(worst, 'waiting', 0)} waiting; "
-                    f"{len(pressed)} such stats lines): the pool, not the batch limit, set the concurrency.")
+            msg += (
+                f" Requests queued while the KV cache was {_kv_pct(worst):.1f} % full (line {worst.line}: "
+                f"{getattr(worst, 'running', 0)} running, {getattr(worst, 'waiting', 0)} waiting; "
+                f"{len(pressed)} such stats lines): the pool, not the batch limit, set the concurrency."
+            )
             evidence.append(worst)
         else:
             waited = [e for e in stats if (getattr(e, "waiting", 0) or 0) > 0]
@@ -98,20 +102,33 @@ class ConcurrencyBelowLoad(Rule):
             msg += f" requests that grow towards {length:,} tokens can only run {math.floor(x)} at a time."
         evidence += [e for e in bench[:1]]
         era = _era(ctx, stats)
-        msg += (f" {era or 'vLLM'} allocates KV blocks as tokens arrive, so {x:.2f}x is a worst case for requests "
-                f"of the full length, not an admission limit.")
-        more = ("give the KV cache more memory (`--gpu-memory-utilization`, `--kv-cache-memory-bytes`, "
-                "`--kv-cache-dtype fp8`, more GPUs)")
-        preempt = ("preemptions (recomputed)" if era == "vLLM V1" else
-                   "preemptions (recomputed or swapped to CPU)" if era == "vLLM V0" else "preemptions")
+        msg += (
+            f" {era or 'vLLM'} allocates KV blocks as tokens arrive, so {x:.2f}x is a worst case for requests "
+            f"of the full length, not an admission limit."
+        )
+        more = (
+            "give the KV cache more memory (`--gpu-memory-utilization`, `--kv-cache-memory-bytes`, "
+            "`--kv-cache-dtype fp8`, more GPUs)"
+        )
+        preempt = (
+            "preemptions (recomputed)"
+            if era == "vLLM V1"
+            else "preemptions (recomputed or swapped to CPU)"
+            if era == "vLLM V0"
+            else "preemptions"
+        )
         if pressed:
-            fix = (f"The pool limited this load: {more}; lowering `--max-num-seqs` or the client's concurrency trades "
-                   f"{preempt} for waiting. `--max-model-len` (now {length:,}) does not change how many requests fit, "
-                   f"only the printed figure and the longest request allowed.")
+            fix = (
+                f"The pool limited this load: {more}; lowering `--max-num-seqs` or the client's concurrency trades "
+                f"{preempt} for waiting. `--max-model-len` (now {length:,}) does not change how many requests fit, "
+                f"only the printed figure and the longest request allowed."
+            )
         else:
-            fix = (f"Nothing to change for the load of this log (no request queued for KV space). If requests really "
-                   f"grow towards {length:,} tokens, only {math.floor(x)} run at a time and the rest wait or meet "
-                   f"{preempt}: then {more}. `--max-model-len` does not change how many requests fit.")
+            fix = (
+                f"Nothing to change for the load of this log (no request queued for KV space). If requests really "
+                f"grow towards {length:,} tokens, only {math.floor(x)} run at a time and the rest wait or meet "
+                f"{preempt}: then {more}. `--max-model-len` does not change how many requests fit."
+            )
         f = self.finding(msg, fix, [line], evidence)
         # the pool did not limit this load: worth knowing, not a warning
         return [f if pressed else f.model_copy(update={"severity": "info"})]

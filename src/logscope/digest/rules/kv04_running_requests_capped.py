@@ -64,13 +64,17 @@ class RunningRequestsCapped(Rule):
             cap = int(hit.match.group(1))
             msg = f"SGLang capped max_running_requests to {cap} by the Mamba state cache"
             if hit.match.group(2):
-                msg += (f" ({hit.match.group(2)} state slots, {hit.match.group(3)} per request)")
-            fix = ("Increase `--mamba-full-memory-ratio` or `--max-mamba-cache-size`, or halve the state size with "
-                   "`--mamba-ssm-dtype bfloat16`.")
+                msg += f" ({hit.match.group(2)} state slots, {hit.match.group(3)} per request)"
+            fix = (
+                "Increase `--mamba-full-memory-ratio` or `--max-mamba-cache-size`, or halve the state size with "
+                "`--mamba-ssm-dtype bfloat16`."
+            )
         else:
             cap = int(hit.match.group(2))
-            msg = (f"SGLang reduced max_running_requests from the requested {hit.match.group(1)} to {cap} for lack "
-                   f"of KV cache capacity")
+            msg = (
+                f"SGLang reduced max_running_requests from the requested {hit.match.group(1)} to {cap} for lack "
+                f"of KV cache capacity"
+            )
             fix = "Raise `--mem-fraction-static` or lower `--context-length` so the KV pool holds more requests."
         msg += f" (line {hit.event.line})"
         if reset:
@@ -81,10 +85,14 @@ class RunningRequestsCapped(Rule):
         evidence += [(h.event, "Max running requests") for h in reset[:1]]
         batches = [e for _i, e in ctx.of_kind("decode_batch", "prefill_batch")]
         if batches:
-            peak = max(batches, key=lambda e: (int(getattr(e, "running", 0) or 0), int(getattr(e, "queue", 0) or 0)))
+            peak = max(
+                batches, key=lambda e: (int(getattr(e, "running", 0) or 0), int(getattr(e, "queue", 0) or 0))
+            )
             running, queue = int(getattr(peak, "running", 0) or 0), int(getattr(peak, "queue", 0) or 0)
             if running >= cap and queue > 0:
-                msg += f" The cap was reached: {running} requests ran while {queue} waited (line {peak.line})."
+                msg += (
+                    f" The cap was reached: {running} requests ran while {queue} waited (line {peak.line})."
+                )
                 evidence.append(peak)
             else:
                 msg += f" The load in this log peaked at {running} running requests, under the cap."

@@ -56,18 +56,32 @@ class KvCacheSaturated(Rule):
         if len(full) < MIN_WINDOWS:
             return []
         worst = max(full, key=lambda x: (x[2], x[1]))
-        total = len([1 for _i, e in ctx.of_kind("throughput", "decode_batch", "prefill_batch") if _usage_pct(e) is not None])
-        msg = (f"The KV cache was {FULL_PCT:g} % full or more while requests waited in {len(full)} of {total} lines "
-               f"(most waiting at line {worst[0].line}: {worst[2]} waiting, {getattr(worst[0], 'running', 0)} running, "
-               f"KV {worst[1]:.1f} % full): the KV cache, not compute, set the concurrency.")
+        total = len(
+            [
+                1
+                for _i, e in ctx.of_kind("throughput", "decode_batch", "prefill_batch")
+                if _usage_pct(e) is not None
+            ]
+        )
+        msg = (
+            f"The KV cache was {FULL_PCT:g} % full or more while requests waited in {len(full)} of {total} lines "
+            f"(most waiting at line {worst[0].line}: {worst[2]} waiting, {getattr(worst[0], 'running', 0)} running, "
+            f"KV {worst[1]:.1f} % full): the KV cache, not compute, set the concurrency."
+        )
         episodes = ctx.analysis("kv_saturation") or []
-        if episodes:  # the longest span of consecutive full windows (logscope.analyses.kvsat): one finding, not two
+        if (
+            episodes
+        ):  # the longest span of consecutive full windows (logscope.analyses.kvsat): one finding, not two
             ep = max(episodes, key=lambda x: x.windows)
-            msg += (f" Longest saturation episode: {ep.windows} consecutive windows with KV usage {FULL_EPISODE_PCT:g} % "
-                    f"or more (peak {ep.max_usage_pct:g} %), lines {ep.start_line}-{ep.end_line}"
-                    + (" (the log ends in it)." if ep.until_end else "."))
-        fix = ("Give the KV cache more room (`--gpu-memory-utilization` / `--mem-fraction-static`, FP8 KV cache, more "
-               "GPUs), shorten requests, or send less load.")
+            msg += (
+                f" Longest saturation episode: {ep.windows} consecutive windows with KV usage {FULL_EPISODE_PCT:g} % "
+                f"or more (peak {ep.max_usage_pct:g} %), lines {ep.start_line}-{ep.end_line}"
+                + (" (the log ends in it)." if ep.until_end else ".")
+            )
+        fix = (
+            "Give the KV cache more room (`--gpu-memory-utilization` / `--mem-fraction-static`, FP8 KV cache, more "
+            "GPUs), shorten requests, or send less load."
+        )
         events = [e for e, _p, _w in full]
         evidence: list[EvidenceItem] = [worst[0], events[0], events[-1]]
         return [self.finding(msg, fix, events, evidence)]

@@ -70,23 +70,29 @@ class QueueBehindKvReservation(Rule):
         running = sorted({int(getattr(e, "running", 0)) for e in best})
         top = max((_usage(e) or 0.0) for e in best)
         ran = f"{running[0]}" if len(running) == 1 else f"{running[0]}-{running[-1]}"
-        msg = (f"Requests queued in {len(best)} consecutive Decode batch lines (lines {first.line}-{last.line}, up to "
-               f"{getattr(worst, 'queue', 0)} queued at line {worst.line}) while only {ran} ran"
-               + (f" (max_running_requests {cap:,})" if cap else "")
-               + f" and the KV token usage stayed at most {top:.0f} %"
-               + (f" of the {tokens:,}-token pool" if tokens else "")
-               + ": SGLang admits a request only when the pool can hold its prompt plus the output it reserves for it, "
-                 "so the KV pool, not the batch limit, set the concurrency.")
+        msg = (
+            f"Requests queued in {len(best)} consecutive Decode batch lines (lines {first.line}-{last.line}, up to "
+            f"{getattr(worst, 'queue', 0)} queued at line {worst.line}) while only {ran} ran"
+            + (f" (max_running_requests {cap:,})" if cap else "")
+            + f" and the KV token usage stayed at most {top:.0f} %"
+            + (f" of the {tokens:,}-token pool" if tokens else "")
+            + ": SGLang admits a request only when the pool can hold its prompt plus the output it reserves for it, "
+            "so the KV pool, not the batch limit, set the concurrency."
+        )
         bench = [e for _i, e in ctx.of_kind("bench_result")]
-        ttft = next((e for e in bench if getattr(e, "p99_ttft_ms", None) or getattr(e, "mean_ttft_ms", None)), None)
+        ttft = next(
+            (e for e in bench if getattr(e, "p99_ttft_ms", None) or getattr(e, "mean_ttft_ms", None)), None
+        )
         if ttft is not None:
             p99, mean = getattr(ttft, "p99_ttft_ms", None), getattr(ttft, "mean_ttft_ms", None)
             parts = [f"mean {mean / 1000:,.1f} s" if mean else "", f"P99 {p99 / 1000:,.1f} s" if p99 else ""]
             msg += f" The client's TTFT: {', '.join(p for p in parts if p)} (line {ttft.line})."
-        fix = ("Give the KV pool more tokens (`--mem-fraction-static`, `--max-total-tokens`"
-               + (f", now {tokens:,}" if tokens else "")
-               + ", an FP8 KV cache, more GPUs) or ask for shorter outputs (`max_new_tokens`); a lower "
-                 "`--schedule-conservativeness` admits more at the risk of retractions when outputs run long.")
+        fix = (
+            "Give the KV pool more tokens (`--mem-fraction-static`, `--max-total-tokens`"
+            + (f", now {tokens:,}" if tokens else "")
+            + ", an FP8 KV cache, more GPUs) or ask for shorter outputs (`max_new_tokens`); a lower "
+            "`--schedule-conservativeness` admits more at the risk of retractions when outputs run long."
+        )
         evidence: list[EvidenceItem] = [first, worst, last]
         if ttft is not None:
             evidence.append(ttft)
@@ -114,16 +120,28 @@ def _queued_runs(lines: list[Event], cap: int | None) -> list[list[Event]]:
         queue = int(getattr(e, "queue", 0) or 0)
         running = int(getattr(e, "running", 0) or 0)
         usage = _usage(e)
-        ok = (queue > 0 and running > 0 and (usage is None or usage < FULL_PCT)
-              and (not cap or running <= MAX_RUNNING_SHARE * cap)
-              and (not cur or running <= int(getattr(cur[0], "running", 0) or 0)))
+        ok = (
+            queue > 0
+            and running > 0
+            and (usage is None or usage < FULL_PCT)
+            and (not cap or running <= MAX_RUNNING_SHARE * cap)
+            and (not cur or running <= int(getattr(cur[0], "running", 0) or 0))
+        )
         if ok:
             cur.append(e)
             continue
         if cur:
             runs.append(cur)
-        cur = [e] if (queue > 0 and running > 0 and (usage is None or usage < FULL_PCT)
-                      and (not cap or running <= MAX_RUNNING_SHARE * cap)) else []
+        cur = (
+            [e]
+            if (
+                queue > 0
+                and running > 0
+                and (usage is None or usage < FULL_PCT)
+                and (not cap or running <= MAX_RUNNING_SHARE * cap)
+            )
+            else []
+        )
     if cur:
         runs.append(cur)
     return runs

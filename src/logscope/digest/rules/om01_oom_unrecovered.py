@@ -48,9 +48,13 @@ class OomUnrecovered(Rule):
         if not events:
             return []
         first_msg = clip(str(getattr(events[0], "message", "")).split("\n", 1)[0], 160).rstrip(".")
-        msg = (f"{describe(events, when, 'out-of-memory error')}; not recovered: the step failed and the requests in flight "
-               f"with it. The error: {first_msg}.")
-        fix = ("Leave more memory headroom: lower `--gpu-memory-utilization` / `--mem-fraction-static` (or pin "
-               "`--kv-cache-memory`), reduce the largest step (`--max-num-batched-tokens`, `--max-num-seqs`), and keep "
-               "other processes off the GPUs.")
+        msg = (
+            f"{describe(events, when, 'out-of-memory error')}; not recovered: the step failed and the requests in flight "
+            f"with it. The error: {first_msg}."
+        )
+        fix = (
+            "Leave more memory headroom: lower `--gpu-memory-utilization` / `--mem-fraction-static` (or pin "
+            "`--kv-cache-memory`), reduce the largest step (`--max-num-batched-tokens`, `--max-num-seqs`), and keep "
+            "other processes off the GPUs."
+        )
         return [self.finding(msg, fix, events, [(e, "out of memory") for e in events])]

@@ -47,10 +47,14 @@ class OomRetried(Rule):
         events, when = serving_ooms(ctx, retried=True)
         if not events:
             return []
-        msg = (f"{describe(events, when, 'out-of-memory retry', 'out-of-memory retries')}. The engine emptied "
-               f"its allocator cache and retried each step: a latency spike for the whole batch, and a sign the memory "
-               f"budget is too tight.")
-        fix = ("Leave more headroom: lower `--gpu-memory-utilization` / `--mem-fraction-static` a little or pin "
-               "`--kv-cache-memory` to the engine's suggestion, or reduce the largest step "
-               "(`--max-num-batched-tokens`, `--max-num-seqs`).")
+        msg = (
+            f"{describe(events, when, 'out-of-memory retry', 'out-of-memory retries')}. The engine emptied "
+            f"its allocator cache and retried each step: a latency spike for the whole batch, and a sign the memory "
+            f"budget is too tight."
+        )
+        fix = (
+            "Leave more headroom: lower `--gpu-memory-utilization` / `--mem-fraction-static` a little or pin "
+            "`--kv-cache-memory` to the engine's suggestion, or reduce the largest step "
+            "(`--max-num-batched-tokens`, `--max-num-seqs`)."
+        )
         return [self.finding(msg, fix, events, [(e, "out of memory") for e in events])]

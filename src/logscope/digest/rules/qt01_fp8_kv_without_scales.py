@@ -60,9 +60,13 @@ class Fp8KvWithoutScales(Rule):
             return []
         events = hits_events(hits)
         n = sum(e.repeated for e in events)
-        msg = (f"The FP8 KV cache uses scaling factors of 1.0 because the checkpoint provides none "
-               f"({plural(n, 'line')}{ranks_text(events)}; first at line {events[0].line}): the accuracy of "
-               f"this run is unverified.")
-        fix = ("Use a checkpoint with calibrated KV-cache scales, or keep the KV cache in the model's dtype "
-               "(`--kv-cache-dtype auto`), and check accuracy on your own evaluation.")
+        msg = (
+            f"The FP8 KV cache uses scaling factors of 1.0 because the checkpoint provides none "
+            f"({plural(n, 'line')}{ranks_text(events)}; first at line {events[0].line}): the accuracy of "
+            f"this run is unverified."
+        )
+        fix = (
+            "Use a checkpoint with calibrated KV-cache scales, or keep the KV cache in the model's dtype "
+            "(`--kv-cache-dtype auto`), and check accuracy on your own evaluation."
+        )
         return [self.finding(msg, fix, events, [(h.event, h.text) for h in hits])]

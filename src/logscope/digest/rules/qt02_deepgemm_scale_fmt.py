@@ -50,8 +50,12 @@ class DeepGemmScaleFmt(Rule):
         if not hits:
             return []
         e = hits[0].event
-        msg = (f"DeepGEMM is enabled but the checkpoint's scale format is not ue8m0 (line {e.line}): SGLang warns of "
-               f"accuracy degradation on Blackwell.")
-        fix = ("Serve a checkpoint with ue8m0 scales on Blackwell, or run the FP8 GEMMs on another backend (turn "
-               "SGLang's JIT DeepGEMM off) and compare accuracy on your own evaluation.")
+        msg = (
+            f"DeepGEMM is enabled but the checkpoint's scale format is not ue8m0 (line {e.line}): SGLang warns of "
+            f"accuracy degradation on Blackwell."
+        )
+        fix = (
+            "Serve a checkpoint with ue8m0 scales on Blackwell, or run the FP8 GEMMs on another backend (turn "
+            "SGLang's JIT DeepGEMM off) and compare accuracy on your own evaluation."
+        )
         return [self.finding(msg, fix, hits_events(hits), [(h.event, h.text) for h in hits])]

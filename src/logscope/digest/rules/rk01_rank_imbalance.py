@@ -58,11 +58,15 @@ class RankImbalance(Rule):
         kinds = {im.kind for im in found}
         fixes = []
         if "queue" in kinds:
-            fixes.append("check how requests are routed to the ranks (the router's policy, SGLang "
-                         "`--load-balance-method`, session or prefix affinity pinning long requests to one rank)")
+            fixes.append(
+                "check how requests are routed to the ranks (the router's policy, SGLang "
+                "`--load-balance-method`, session or prefix affinity pinning long requests to one rank)"
+            )
         if "slow" in kinds:
-            fixes.append("compare the slow rank's hardware (`nvidia-smi` clocks, temperature, errors) and the lengths "
-                         "of the requests it served with the others'")
+            fixes.append(
+                "compare the slow rank's hardware (`nvidia-smi` clocks, temperature, errors) and the lengths "
+                "of the requests it served with the others'"
+            )
         text = "; ".join(fixes)
         fix = text[:1].upper() + text[1:] + "."
         f = self.finding(msg, fix, [], [ev for im in found for ev in im.evidence])

@@ -58,34 +58,50 @@ class Preemptions(Rule):
                 cum = max((int(getattr(e, "count", 0) or 0) for e in v0), default=0)
                 n = sum(e.repeated for e in v0)
                 total += max(cum, n)
-                parts.append(f"vLLM preempted running requests for lack of KV cache space: "
-                             f"{plural(n, 'preemption line')}{ranks_text(v0)}" +
-                             (f", the last saying total_num_cumulative_preemption={cum:,} (line "
-                              f"{max(v0, key=lambda e: int(getattr(e, 'count', 0) or 0)).line}; vLLM logs one line per 50)"
-                              if cum else f" (first at line {v0[0].line})"))
+                parts.append(
+                    f"vLLM preempted running requests for lack of KV cache space: "
+                    f"{plural(n, 'preemption line')}{ranks_text(v0)}"
+                    + (
+                        f", the last saying total_num_cumulative_preemption={cum:,} (line "
+                        f"{max(v0, key=lambda e: int(getattr(e, 'count', 0) or 0)).line}; vLLM logs one line per 50)"
+                        if cum
+                        else f" (first at line {v0[0].line})"
+                    )
+                )
                 evidence += v0[:2] + v0[-1:]
             if stats:
                 n = sum(int(getattr(e, "preemptions", 0) or 0) for e in stats)
                 total += n
                 worst = max(stats, key=lambda e: int(getattr(e, "preemptions", 0) or 0))
-                parts.append(f"{plural(n, 'preemption')} in {plural(len(stats), 'stats window')} (most at line "
-                             f"{worst.line}: {getattr(worst, 'preemptions', 0)}, KV cache "
-                             f"{getattr(worst, 'gpu_kv_cache_pct', None) or 0:.1f} % full)")
+                parts.append(
+                    f"{plural(n, 'preemption')} in {plural(len(stats), 'stats window')} (most at line "
+                    f"{worst.line}: {getattr(worst, 'preemptions', 0)}, KV cache "
+                    f"{getattr(worst, 'gpu_kv_cache_pct', None) or 0:.1f} % full)"
+                )
                 evidence += [(worst, "Preemptions"), (stats[0], "Preemptions")]
-            msg = "; ".join(parts) + ". Preempted requests are recomputed: their latency jumps and prefill work grows."
-            fix = ("Give the KV cache more room (`--gpu-memory-utilization`, more GPUs, `--kv-cache-dtype fp8`) or admit "
-                   "fewer requests at once (`--max-num-seqs`).")
+            msg = (
+                "; ".join(parts)
+                + ". Preempted requests are recomputed: their latency jumps and prefill work grows."
+            )
+            fix = (
+                "Give the KV cache more room (`--gpu-memory-utilization`, more GPUs, `--kv-cache-dtype fp8`) or admit "
+                "fewer requests at once (`--max-num-seqs`)."
+            )
             out.append(self.finding(msg, fix, v0 + stats, evidence))
         retracts = [e for _i, e in ctx.of_kind("retract")]
         if retracts:
             unique = _once_per_event(retracts)
             reqs = sum(int(getattr(e, "retracted_reqs", 0) or 0) for e in unique)
-            msg = (f"SGLang retracted running requests {plural(len(unique), 'time')} because the KV cache pool was "
-                   f"full ({plural(reqs, 'request')} in all; {plural(sum(e.repeated for e in retracts), 'line')}"
-                   f"{ranks_text(retracts)}; first at line {retracts[0].line}). Retracted requests go back to the "
-                   f"queue and are prefilled again.")
-            fix = ("Give the KV pool more room (`--mem-fraction-static`, more GPUs, FP8 KV cache) or admit fewer "
-                   "requests (`--max-running-requests`, a higher `--schedule-conservativeness`).")
+            msg = (
+                f"SGLang retracted running requests {plural(len(unique), 'time')} because the KV cache pool was "
+                f"full ({plural(reqs, 'request')} in all; {plural(sum(e.repeated for e in retracts), 'line')}"
+                f"{ranks_text(retracts)}; first at line {retracts[0].line}). Retracted requests go back to the "
+                f"queue and are prefilled again."
+            )
+            fix = (
+                "Give the KV pool more room (`--mem-fraction-static`, more GPUs, FP8 KV cache) or admit fewer "
+                "requests (`--max-running-requests`, a higher `--schedule-conservativeness`)."
+            )
             out.append(self.finding(msg, fix, retracts, unique[:3] + retracts[-1:]))
         return out
 

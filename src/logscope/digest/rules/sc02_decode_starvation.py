@@ -55,23 +55,32 @@ class DecodeStarvation(Rule):
             return []
         windows = list(st.windows)
         worst = min(windows, key=lambda w: w.pct_of_reference)
-        msg = (f"In {st.count} of {st.prefill_windows} windows with running requests and a prefill in progress, "
-               f"decode fell below {st.threshold_pct:g} % of the normal {st.reference_per_request_tok_s:g} tok/s per "
-               f"request (worst at line {worst.line}: {worst.running} running at {worst.gen_tok_s:g} tok/s in all"
-               + (f" while prefilling {worst.prompt_tok_s:g} tok/s" if worst.prompt_tok_s else "")
-               + "): running requests got almost no decode steps while long prompts were prefilled.")
+        msg = (
+            f"In {st.count} of {st.prefill_windows} windows with running requests and a prefill in progress, "
+            f"decode fell below {st.threshold_pct:g} % of the normal {st.reference_per_request_tok_s:g} tok/s per "
+            f"request (worst at line {worst.line}: {worst.running} running at {worst.gen_tok_s:g} tok/s in all"
+            + (f" while prefilling {worst.prompt_tok_s:g} tok/s" if worst.prompt_tok_s else "")
+            + "): running requests got almost no decode steps while long prompts were prefilled."
+        )
         thr = st.long_prefill_token_threshold
         if thr is not None:
             msg += f" long_prefill_token_threshold is {thr} in the configuration."
         chunk = ctx.settings.int("chunk_size")
         if ctx.engine == "sglang":
-            fix = ("Lower `--chunked-prefill-size`" + (f" (now {chunk:,})" if chunk else "") +
-                   " or enable mixed chunks (`--enable-mixed-chunk`) so decode steps run beside a long prefill.")
+            fix = (
+                "Lower `--chunked-prefill-size`"
+                + (f" (now {chunk:,})" if chunk else "")
+                + " or enable mixed chunks (`--enable-mixed-chunk`) so decode steps run beside a long prefill."
+            )
         else:
             budget = f", well below `--max-num-batched-tokens` {chunk:,}" if chunk else ""
-            fix = (f"Set `--long-prefill-token-threshold` (a few thousand tokens{budget}) so a long prompt is prefilled "
-                   f"in smaller pieces beside the decode steps.")
-        by_line: dict[tuple[str, int], Event] = {(e.file, e.line): e for _i, e in ctx.of_kind("throughput", "decode_batch")}
+            fix = (
+                f"Set `--long-prefill-token-threshold` (a few thousand tokens{budget}) so a long prompt is prefilled "
+                f"in smaller pieces beside the decode steps."
+            )
+        by_line: dict[tuple[str, int], Event] = {
+            (e.file, e.line): e for _i, e in ctx.of_kind("throughput", "decode_batch")
+        }
         events = [by_line[(w.file, w.line)] for w in windows if (w.file, w.line) in by_line]
         first = by_line.get((worst.file, worst.line))
         evidence: list[EvidenceItem] = [first] if first is not None else []

@@ -54,7 +54,11 @@ class SpecDecodeNetCost(Rule):
     def check(self, ctx: Context) -> Iterable[Finding]:
         sd = ctx.analysis("spec_decode")
         seg = getattr(sd, "stable_segment", None)
-        fig: Any = seg if seg is not None and getattr(seg, "mean_acceptance_length", None) is not None else getattr(sd, "run", sd)
+        fig: Any = (
+            seg
+            if seg is not None and getattr(seg, "mean_acceptance_length", None) is not None
+            else getattr(sd, "run", sd)
+        )
         mal = getattr(fig, "mean_acceptance_length", None)
         rate = getattr(fig, "acceptance_rate_pct", None)
         waste = getattr(fig, "wasted_draft_pct", None)
@@ -77,22 +81,30 @@ class SpecDecodeNetCost(Rule):
         if waste is not None:
             msg += f"; {waste:.1f} % of the draft work is thrown away"
         if sd.verdict == "net cost":
-            msg += (". Almost every step yields one token, as without speculation, while still drafting and verifying "
-                    "the full draft: spec decode is a net cost here.")
+            msg += (
+                ". Almost every step yields one token, as without speculation, while still drafting and verifying "
+                "the full draft: spec decode is a net cost here."
+            )
         else:
-            msg += (f". The draft is far longer than what is accepted: most of the draft and verification work is "
-                    f"thrown away (the analysis calls the gain {sd.verdict}).")
+            msg += (
+                f". The draft is far longer than what is accepted: most of the draft and verification work is "
+                f"thrown away (the analysis calls the gain {sd.verdict})."
+            )
         lines = self._lines(ctx, fig)
         evidence: list[EvidenceItem] = []
         if lines:
             worst = min(lines, key=_acceptance)
             evidence = [lines[0], worst, lines[-1]]
-        fix = ("Turn speculative decoding off for this workload (drop `--speculative-config` / "
-               "`--speculative-algorithm`) or draft fewer tokens, and compare decode with and without it.")
+        fix = (
+            "Turn speculative decoding off for this workload (drop `--speculative-config` / "
+            "`--speculative-algorithm`) or draft fewer tokens, and compare decode with and without it."
+        )
         if sd.verdict != "net cost" and mal is not None:
-            fix = (f"Draft fewer tokens (about {max(1, round(mal))} instead of {k or 'k'}: `num_speculative_tokens` / "
-                   f"`--speculative-num-draft-tokens`) to keep the gain at less cost, and compare decode with and "
-                   f"without speculation.")
+            fix = (
+                f"Draft fewer tokens (about {max(1, round(mal))} instead of {k or 'k'}: `num_speculative_tokens` / "
+                f"`--speculative-num-draft-tokens`) to keep the gain at less cost, and compare decode with and "
+                f"without speculation."
+            )
         return [self.finding(msg, fix, lines, evidence)]
 
     @staticmethod

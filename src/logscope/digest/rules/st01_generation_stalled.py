@@ -59,7 +59,9 @@ class GenerationStalled(Rule):
             return []
         s = spans[0]
         msg = f"Requests stalled at {where(s)}: {s.detail}.{others(spans)}"
-        fix = ("Look at what the engine did in that span (the lines logged there, GPU utilisation, a stack dump of the "
-               "engine process with `py-spy dump --pid PID` while it happens). Leave the span out of any decode rate.")
+        fix = (
+            "Look at what the engine did in that span (the lines logged there, GPU utilisation, a stack dump of the "
+            "engine process with `py-spy dump --pid PID` while it happens). Leave the span out of any decode rate."
+        )
         f = self.finding(msg, fix, [], [ev for sp in spans[:2] for ev in sp.evidence])
         return [f.model_copy(update={"count": len(spans)})]

@@ -54,10 +54,14 @@ class SchedulerDeadlock(Rule):
         if not spans:
             return []
         s = spans[0]
-        msg = (f"The scheduler held {s.waiting} waiting request(s) with none running at {where(s)}: {s.detail}."
-               f"{others(spans)}")
-        fix = ("Find the request at the head of the queue (`--enable-log-requests` shows prompt lengths) and compare it "
-               "with the KV pool and `--max-num-batched-tokens`; dump the engine-core stacks while it is stuck "
-               "(`py-spy dump --pid PID`); look for this version's fix upstream.")
+        msg = (
+            f"The scheduler held {s.waiting} waiting request(s) with none running at {where(s)}: {s.detail}."
+            f"{others(spans)}"
+        )
+        fix = (
+            "Find the request at the head of the queue (`--enable-log-requests` shows prompt lengths) and compare it "
+            "with the KV pool and `--max-num-batched-tokens`; dump the engine-core stacks while it is stuck "
+            "(`py-spy dump --pid PID`); look for this version's fix upstream."
+        )
         f = self.finding(msg, fix, [], [ev for sp in spans[:2] for ev in sp.evidence])
         return [f.model_copy(update={"count": len(spans)})]

@@ -57,8 +57,10 @@ class EngineFrozen(Rule):
             return []
         s = spans[0]
         msg = f"The engine stopped reporting at {where(s)}: {s.detail}.{others(spans)}"
-        fix = ("Read the lines inside the span; dump the engine processes' stacks while it hangs (`py-spy dump --pid "
-               "PID`); on multi-GPU runs set `NCCL_DEBUG=INFO`; SGLang's `--watchdog-timeout` turns a hang into a "
-               "crash with a dump.")
+        fix = (
+            "Read the lines inside the span; dump the engine processes' stacks while it hangs (`py-spy dump --pid "
+            "PID`); on multi-GPU runs set `NCCL_DEBUG=INFO`; SGLang's `--watchdog-timeout` turns a hang into a "
+            "crash with a dump."
+        )
         f = self.finding(msg, fix, [], [ev for sp in spans[:2] for ev in sp.evidence])
         return [f.model_copy(update={"count": len(spans)})]

@@ -53,9 +53,13 @@ class SlowTokenizer(Rule):
             return []
         events = hits_events(hits)
         n = sum(e.repeated for e in events)
-        msg = (f"A slow (pure-Python) tokenizer is in use ({plural(n, 'warning')}{ranks_text(events)}; first at line "
-               f"{events[0].line}): tokenizing long prompts adds to the time to first token and loads the "
-               f"server's CPU.")
-        fix = ("Provide a fast tokenizer for the model (`tokenizer.json` with a `*TokenizerFast` class) or point "
-               "`--tokenizer` to a compatible fast one; check that the `tokenizers` package is installed.")
+        msg = (
+            f"A slow (pure-Python) tokenizer is in use ({plural(n, 'warning')}{ranks_text(events)}; first at line "
+            f"{events[0].line}): tokenizing long prompts adds to the time to first token and loads the "
+            f"server's CPU."
+        )
+        fix = (
+            "Provide a fast tokenizer for the model (`tokenizer.json` with a `*TokenizerFast` class) or point "
+            "`--tokenizer` to a compatible fast one; check that the `tokenizers` package is installed."
+        )
         return [self.finding(msg, fix, events, [(h.event, h.text) for h in hits])]

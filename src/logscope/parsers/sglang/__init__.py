@@ -71,8 +71,13 @@ _PYWARN_HEAD = re.compile(r"\S+\.py:\d+: [A-Z]\w*Warning: ")
 _DUMP_HEAD = re.compile(r"Pyspy dump for PID \d+|\w+ debug info:")
 
 # line starts of the SGLang benchmark client (sglang.bench_serving) that vLLM's client never prints
-_MARKERS = ("Backend:  ", "Total generated tokens (retokenized):", "Max reqeuest concurrency:",
-            "benchmark_args=Namespace(", "Exception in ModelTpServer:")  # the last: 0.2-0.3 scheduler's crash
+_MARKERS = (
+    "Backend:  ",
+    "Total generated tokens (retokenized):",
+    "Max reqeuest concurrency:",
+    "benchmark_args=Namespace(",
+    "Exception in ModelTpServer:",
+)  # the last: 0.2-0.3 scheduler's crash
 
 
 _Stamp = tuple[int | None, int | None, int | None, float]
@@ -110,7 +115,7 @@ def _stamp(m: re.Match[str]) -> _Stamp:
 def _fields(m: re.Match[str]) -> _Fields:
     """(time as printed, stamp, process, tp_rank, dp_rank) of a ``_BRACKET`` or ``_CUSTOM`` match."""
     y, ms, tags = m.group(1, 7, "tags")
-    time = m.string[m.start(1 if y is not None else 4):m.end(7 if ms else 6)]  # as printed
+    time = m.string[m.start(1 if y is not None else 4) : m.end(7 if ms else 6)]  # as printed
     stamp = _STAMPS.get(time)  # a pure function of the printed time
     if stamp is None:
         if len(_STAMPS) >= _CACHE_SIZE:
@@ -162,7 +167,7 @@ class SglangDialect(Dialect):
         # only at the text's first characters, which are that header's.
         last = self._last
         if last is not None and text.startswith(last[0]):
-            msg = text[len(last[0]):]
+            msg = text[len(last[0]) :]
             if not msg.startswith(_LEVEL_HEADS):
                 return last[2], msg
         c = text[:1]
@@ -177,33 +182,38 @@ class SglangDialect(Dialect):
                 if msg.startswith(_LEVEL_HEADS):  # a cheap test first: "Decode batch" starts with a D too
                     u = _UVICORN.match(msg)
                     if u is not None:
-                        level, source, msg = u["level"], "uvicorn", msg[u.end():]
+                        level, source, msg = u["level"], "uvicorn", msg[u.end() :]
                     else:
                         u = _LEVEL_SRC.match(msg)
                         if u is not None:
-                            level, source, msg = u["level"], u["src"], msg[u.end():]
+                            level, source, msg = u["level"], u["src"], msg[u.end() :]
                 return Header(level, time, source, stamp, process, tp, dp), msg
             m = _CUSTOM.match(text) if c.isdigit() else None
             if m is not None:
                 time, stamp, process, tp, dp = _fields(m)
                 process = f"{process} pid={m['pid']}" if process else f"pid={m['pid']}"
-                return Header(m["level"], time, m["src"], stamp, process, tp, dp), text[m.end():]
+                return Header(m["level"], time, m["src"], stamp, process, tp, dp), text[m.end() :]
             m = _C10.match(text) if c == "[" else None
             if m is not None:
                 # the c10 stamp has no year: keep it as printed, leave it out of the run's clock
                 rank = m["rank"]
-                return Header(level=_C10_LEVEL[m["lvl"]], time=f"{m['mo']}-{m['d']} {m['t']}", source=m["src"],
-                              stamp=None, process=f"rank{rank}" if rank else None), text[m.end():]
+                return Header(
+                    level=_C10_LEVEL[m["lvl"]],
+                    time=f"{m['mo']}-{m['d']} {m['t']}",
+                    source=m["src"],
+                    stamp=None,
+                    process=f"rank{rank}" if rank else None,
+                ), text[m.end() :]
             return None
         if c in "DIWEC":
             u = _UVICORN.match(text)
             if u is not None:  # uvicorn before SGLang formatted it (<= 0.4.0)
-                return Header(level=u["level"], time=None, source="uvicorn", stamp=None), text[u.end():]
+                return Header(level=u["level"], time=None, source="uvicorn", stamp=None), text[u.end() :]
         if c in "DTEPAM" and "] " in text[:60]:
             m = _CUT.match(text)
             if m is not None:  # no time is left: the record is shown after the last timed one
                 process, tp, dp = _ranks(" " + m["tags"])
-                return Header(None, None, None, None, process, tp, dp), text[m.end():]
+                return Header(None, None, None, None, process, tp, dp), text[m.end() :]
         return None
 
     def envelope(self, text: str) -> Envelope:
@@ -224,11 +234,13 @@ class SglangDialect(Dialect):
         if len(text) < 24 or text.find("[", 1) < 0:
             return [text]
         # a header after mere indentation is the line's own, not a second record
-        return cut_at(text, (m.start() for m in _GLUED.finditer(text, 1)), lambda before: bool(before.strip()))
+        return cut_at(
+            text, (m.start() for m in _GLUED.finditer(text, 1)), lambda before: bool(before.strip())
+        )
 
     def may_continue(self, message: str) -> bool:
         """A superset of ``continues`` that looks only at the record (for the sparse reader)."""
-        last = message[message.rfind("\n") + 1:]
+        last = message[message.rfind("\n") + 1 :]
         first = message if len(last) == len(message) else message[: message.find("\n")]
         return bool(
             _DUMP_HEAD.match(first)
@@ -240,7 +252,7 @@ class SglangDialect(Dialect):
         )
 
     def continues(self, message: str, text: str) -> bool:
-        last = message[message.rfind("\n") + 1:]
+        last = message[message.rfind("\n") + 1 :]
         first = message if len(last) == len(message) else message[: message.find("\n")]
         # py-spy dumps and watchdog debug info: everything up to the next header
         if _DUMP_HEAD.match(first):

@@ -69,16 +69,39 @@ def _gib(name: str | None) -> Seq:
 # format, each yielding ``(field, value)`` through a key table: typed fields into ``fields``, the
 # rest into ``items`` (-> ``extra``). Few leaves keep the compiled split fast (it visits every group
 # of the item for every field of every line).
-_INT_FIELDS = {"#new-seq": "new_seq", "#new-token": "new_token", "#cached-token": "cached_token",
-               "#running-req": "running", "#queue-req": "queue", "#token": "tokens", "#full token": "full_token"}
+_INT_FIELDS = {
+    "#new-seq": "new_seq",
+    "#new-token": "new_token",
+    "#cached-token": "cached_token",
+    "#running-req": "running",
+    "#queue-req": "queue",
+    "#token": "tokens",
+    "#full token": "full_token",
+}
 # printed with {:.2f}: a float cut at the line end has fewer decimals and is refused
-_F2_FIELDS = {"token usage": "token_usage", "full token usage": "full_token_usage", "accept len": "accept_len",
-              "accept rate": "accept_rate", "gen throughput (token/s)": "gen_tok_s",
-              "input throughput (token/s)": "input_tok_s"}
+_F2_FIELDS = {
+    "token usage": "token_usage",
+    "full token usage": "full_token_usage",
+    "accept len": "accept_len",
+    "accept rate": "accept_rate",
+    "gen throughput (token/s)": "gen_tok_s",
+    "input throughput (token/s)": "input_tok_s",
+}
 # fields kept in ``extra`` whose printed format is known ({:.2f}, some with "%"): read as strictly
-_EXTRA_F2_KEYS = ("swa token usage", "mamba usage", "gpu token usage", "cpu token usage", "pre-allocated usage",
-                  "cap len", "block accept len", "time", "est. prefill TFLOPS/s (per GPU)",
-                  "est. decode TFLOPS/s (per GPU)", "est. read BW (GB/s per GPU)", "est. write BW (GB/s per GPU)")
+_EXTRA_F2_KEYS = (
+    "swa token usage",
+    "mamba usage",
+    "gpu token usage",
+    "cpu token usage",
+    "pre-allocated usage",
+    "cap len",
+    "block accept len",
+    "time",
+    "est. prefill TFLOPS/s (per GPU)",
+    "est. decode TFLOPS/s (per GPU)",
+    "est. read BW (GB/s per GPU)",
+    "est. write BW (GB/s per GPU)",
+)
 _EXTRA_PCT_KEYS = ("cache hit rate", "fwd occupancy", "fwd+idle occupancy")
 
 
@@ -134,16 +157,29 @@ def _pair(text: str) -> tuple[str, Any]:
 
 _batch_item = Alt(
     # 0.4.9 hybrid SWA: the value holds ", " (before the plain forms of the same keys)
-    Leaf(r"#token: full=\d+, swa=\d+|token usage: full=\d+\.\d\d, swa=\d+\.\d\d(?![\w.])", "fields", _pair,
-         each=True),
+    Leaf(
+        r"#token: full=\d+, swa=\d+|token usage: full=\d+\.\d\d, swa=\d+\.\d\d(?![\w.])",
+        "fields",
+        _pair,
+        each=True,
+    ),
     keyed(_INT_FIELDS, r"\d+(?![\w.])", int, "fields", each=True),
     keyed(_F2_FIELDS, r"\d+\.\d\d(?![\w.])", float, "fields", each=True),
     Leaf(r"\w+ graph: (?:True|False)(?![\w.])", "fields", _graph, each=True),
-    Leaf(rf"(?:{_keys(_EXTRA_F2_KEYS)}): \d+\.\d\d(?![\w.])|(?:{_keys(_EXTRA_PCT_KEYS)}): \d+\.\d\d%",
-         "items", _kv_item, each=True),
+    Leaf(
+        rf"(?:{_keys(_EXTRA_F2_KEYS)}): \d+\.\d\d(?![\w.])|(?:{_keys(_EXTRA_PCT_KEYS)}): \d+\.\d\d%",
+        "items",
+        _kv_item,
+        each=True,
+    ),
     # any other field: a key that is none of the above, a value up to the next comma (not a cut "12.")
-    Leaf(rf"(?!(?:{_keys([*_INT_FIELDS, *_F2_FIELDS, *_EXTRA_F2_KEYS, *_EXTRA_PCT_KEYS])}|\w+ graph): )"
-         r"[^\s:,][^:,\n]*: [^\s,][^,\n]*+(?<!\.)", "items", _kv_item, each=True),
+    Leaf(
+        rf"(?!(?:{_keys([*_INT_FIELDS, *_F2_FIELDS, *_EXTRA_F2_KEYS, *_EXTRA_PCT_KEYS])}|\w+ graph): )"
+        r"[^\s:,][^:,\n]*: [^\s,][^,\n]*+(?<!\.)",
+        "items",
+        _kv_item,
+        each=True,
+    ),
 )
 
 # The last field, cut by the paste: a key fragment, or a key whose value is missing or unreadable.
@@ -151,10 +187,26 @@ _CLIPPED = Leaf(r", [^\s,][^,\n]*(?=\s*\Z)", "clipped", lambda s: s[2:].rstrip()
 
 _HEAD_SEP = Alt(". ", ", ", Seq(" [", Int("forward_iter"), "], "))
 
-_PREFILL_FIELDS = ("new_seq", "new_token", "cached_token", "running", "queue", "token_usage", "input_tok_s",
-                   "cuda_graph")
-_DECODE_FIELDS = ("running", "tokens", "token_usage", "gen_tok_s", "queue", "accept_len", "accept_rate",
-                  "cuda_graph")
+_PREFILL_FIELDS = (
+    "new_seq",
+    "new_token",
+    "cached_token",
+    "running",
+    "queue",
+    "token_usage",
+    "input_tok_s",
+    "cuda_graph",
+)
+_DECODE_FIELDS = (
+    "running",
+    "tokens",
+    "token_usage",
+    "gen_tok_s",
+    "queue",
+    "accept_len",
+    "accept_rate",
+    "cuda_graph",
+)
 
 
 def _batch(f: dict[str, Any], keep: frozenset[str]) -> dict[str, Any]:
@@ -174,8 +226,10 @@ def _batch(f: dict[str, Any], keep: frozenset[str]) -> dict[str, Any]:
         if graph[0] != "cuda":
             extra["graph_device"] = graph[0]
     if "#token" in fields or "token usage" in fields:  # 0.4.9 hybrid SWA pairs
-        for key, full, swa in (("#token", "full_token", "swa_token"),
-                               ("token usage", "full_token_usage", "swa_token_usage")):
+        for key, full, swa in (
+            ("#token", "full_token", "swa_token"),
+            ("token usage", "full_token_usage", "swa_token_usage"),
+        ):
             pair = fields.pop(key, None)
             if pair is not None:
                 fields[full], extra[swa] = pair
@@ -224,7 +278,11 @@ RETRACT = Grammar(
     "retract",
     ("Decode out of memory happened", "Retract requests.", "Testing retraction."),
     Seq(
-        Alt("Decode out of memory happened. ", "KV cache pool is full. Retract requests. ", "Testing retraction. "),
+        Alt(
+            "Decode out of memory happened. ",
+            "KV cache pool is full. Retract requests. ",
+            "Testing retraction. ",
+        ),
         Many(_retract_item, ", "),
         Opt(_CLIPPED),
         Opt(","),
@@ -259,16 +317,26 @@ _limit_item = Alt(
     Seq("context_len=", _opt_int("context_len")),
     Seq("available_gpu_mem=", _gib("available_gpu_mem_gib")),
     Seq("available_cpu_mem=", _gib("available_cpu_mem_gib")),
-    Leaf(r"(?!(?:chunked_prefill_size|max_prefill_tokens|max_running_requests|context_len|available_gpu_mem"
-         r"|available_cpu_mem)=)\w+=[^\s,][^,\n]*", "items", lambda s: _kv_item(s.replace("=", ": ", 1)), each=True),
+    Leaf(
+        r"(?!(?:chunked_prefill_size|max_prefill_tokens|max_running_requests|context_len|available_gpu_mem"
+        r"|available_cpu_mem)=)\w+=[^\s,][^,\n]*",
+        "items",
+        lambda s: _kv_item(s.replace("=", ": ", 1)),
+        each=True,
+    ),
 )
 
 SCHEDULER_LIMITS = Grammar(
     "sglang.scheduler_limits",
     "scheduler_limits",
     ("max_total_num_tokens=",),
-    Seq("max_total_num_tokens=", Int("max_total_num_tokens"), Opt(Seq(", ", Many(_limit_item, ", "))),
-        Opt(_CLIPPED), End()),
+    Seq(
+        "max_total_num_tokens=",
+        Int("max_total_num_tokens"),
+        Opt(Seq(", ", Many(_limit_item, ", "))),
+        Opt(_CLIPPED),
+        End(),
+    ),
     build=_limits,
 )
 
@@ -301,18 +369,40 @@ KV_POOL = Grammar(
     ("KV Cache is allocated.", "KV cache allocated.", "Mamba Cache is allocated."),
     Alt(
         # "KV Cache is allocated. ..." (0.4.3+; 0.5.23 may name the cache: "... NVFP4 KV Cache is allocated.")
-        Seq(_pool("kv"), Leaf(r"(?:[^\n]*? )?KV Cache is allocated\. "), Many(_pool_item, ", "),
-            Opt("."), Opt(_CLIPPED), End()),  # 0.4.1/0.4.2: "K size: 2.82 GB, V size: 2.82 GB." (no #tokens)
+        Seq(
+            _pool("kv"),
+            Leaf(r"(?:[^\n]*? )?KV Cache is allocated\. "),
+            Many(_pool_item, ", "),
+            Opt("."),
+            Opt(_CLIPPED),
+            End(),
+        ),  # 0.4.1/0.4.2: "K size: 2.82 GB, V size: 2.82 GB." (no #tokens)
         # 0.5.23 post-capture sizing: the final size (the earlier "VA upper bound" is only a bound)
-        Seq("Post-capture KV sizing: ",
+        Seq(
+            "Post-capture KV sizing: ",
             Alt(Seq(_pool("draft"), "draft KV cache allocated. "), Seq(_pool("kv"), "KV cache allocated. ")),
-            Many(_pool_item, ", "), Opt(_CLIPPED), End()),
-        Seq(_pool("mamba"), "Mamba Cache is allocated. ",
+            Many(_pool_item, ", "),
+            Opt(_CLIPPED),
+            End(),
+        ),
+        Seq(
+            _pool("mamba"),
+            "Mamba Cache is allocated. ",
             Opt(Seq("max_mamba_cache_size: ", Int(None), ", ")),
-            "conv_state size: ", _gib("conv_gib"), ", ssm_state size: ", _gib("ssm_gib"),
-            Opt(Seq(" intermediate_ssm_state_cache size: ", _gib("inter_ssm_gib"),
-                    " intermediate_conv_window_cache size: ", _gib("inter_conv_gib"))),
-            End()),
+            "conv_state size: ",
+            _gib("conv_gib"),
+            ", ssm_state size: ",
+            _gib("ssm_gib"),
+            Opt(
+                Seq(
+                    " intermediate_ssm_state_cache size: ",
+                    _gib("inter_ssm_gib"),
+                    " intermediate_conv_window_cache size: ",
+                    _gib("inter_conv_gib"),
+                )
+            ),
+            End(),
+        ),
     ),
     build=_kv_pool,
 )
@@ -354,12 +444,23 @@ GRAPH_CAPTURE = Grammar(
     "graph_capture",
     (" graph begin", " graph end"),
     Alt(
-        Seq(Leaf(_CAPTURE + "begin", "begin", lambda _s: True), _STEP, ".",
-            Opt(Seq(Until("avail mem="), "avail mem=", _gib("avail_mem_gib"))), Rest()),
-        Seq(Leaf(_CAPTURE + "end"), _STEP, ".",
-            Alt(Seq(" ", Many(_capture_item, ". "), Opt("."), End()),
+        Seq(
+            Leaf(_CAPTURE + "begin", "begin", lambda _s: True),
+            _STEP,
+            ".",
+            Opt(Seq(Until("avail mem="), "avail mem=", _gib("avail_mem_gib"))),
+            Rest(),
+        ),
+        Seq(
+            Leaf(_CAPTURE + "end"),
+            _STEP,
+            ".",
+            Alt(
+                Seq(" ", Many(_capture_item, ". "), Opt("."), End()),
                 Seq(" ", Many(_capture_item, ", "), Opt("."), End()),
-                End())),
+                End(),
+            ),
+        ),
     ),
 )
 
@@ -405,11 +506,27 @@ COMPILE = Grammar(
     "compile",
     ("Compiling a graph for", "DeepGEMM JIT", "DeepGEMM warmup done in"),
     Alt(
-        Seq(_const("stage", "graph"), "Compiling a graph for ", Until(" takes ", "detail"), " takes ",
-            Float("seconds"), " s", End()),
-        Seq(_const("stage", "runtime_jit"), "DeepGEMM JIT Compiling for ", Until(". Please wait", "detail"), Rest()),
-        Seq(_const("stage", "jit_warmup"), "Try DeepGEMM JIT Compiling for ",
-            Leaf(r"[^\n]+?(?= with all Ms|\Z)", "detail"), Rest()),
+        Seq(
+            _const("stage", "graph"),
+            "Compiling a graph for ",
+            Until(" takes ", "detail"),
+            " takes ",
+            Float("seconds"),
+            " s",
+            End(),
+        ),
+        Seq(
+            _const("stage", "runtime_jit"),
+            "DeepGEMM JIT Compiling for ",
+            Until(". Please wait", "detail"),
+            Rest(),
+        ),
+        Seq(
+            _const("stage", "jit_warmup"),
+            "Try DeepGEMM JIT Compiling for ",
+            Leaf(r"[^\n]+?(?= with all Ms|\Z)", "detail"),
+            Rest(),
+        ),
         Seq(_const("stage", "precompile"), "Entering DeepGEMM JIT Pre-Compile session", Rest()),
         Seq(_const("stage", "warmup"), "PP-parallel DeepGEMM warmup done in ", Float("seconds"), "s", Rest()),
     ),
@@ -474,18 +591,27 @@ def _error(f: dict[str, Any]) -> dict[str, Any]:
 ERROR = Grammar(
     "sglang.error",
     "error",
-    ("Received sigquit from a child", "atchdog timeout (", "Try to lower your batch size",
-     "runs out of memory", "exceeds the maximum allowed length", "Health check failed",
-     " hit an exception: ", "Initialization failed. warmup error: "),
+    (
+        "Received sigquit from a child",
+        "atchdog timeout (",
+        "Try to lower your batch size",
+        "runs out of memory",
+        "exceeds the maximum allowed length",
+        "Health check failed",
+        " hit an exception: ",
+        "Initialization failed. warmup error: ",
+    ),
     Seq(
-        Leaf(_NO_TRACEBACK + r"(?=Received sigquit from a child proces"
-             r"|(?:\w+ )?[Ww]atchdog timeout \("
-             r"|(?:Prefill |Decode )?[Oo]ut of memory\. Try to lower your batch size"
-             r"|alloc_req_slots runs out of memory"
-             r"|Input length \(\d+ tokens\) exceeds the maximum allowed length"
-             r"|Health check failed"
-             r"|\w+ hit an exception: "
-             r"|Initialization failed\. warmup error: )"),
+        Leaf(
+            _NO_TRACEBACK + r"(?=Received sigquit from a child proces"
+            r"|(?:\w+ )?[Ww]atchdog timeout \("
+            r"|(?:Prefill |Decode )?[Oo]ut of memory\. Try to lower your batch size"
+            r"|alloc_req_slots runs out of memory"
+            r"|Input length \(\d+ tokens\) exceeds the maximum allowed length"
+            r"|Health check failed"
+            r"|\w+ hit an exception: "
+            r"|Initialization failed\. warmup error: )"
+        ),
         Rest("message"),
     ),
     build=_error,
@@ -510,18 +636,23 @@ OOM = _no_retry(oom_grammar("sglang"))
 
 # "CUDA error: out of memory" (cudaErrorMemoryAllocation, e.g. inside "Capture cuda graph failed: ...")
 # when the record holds none of the texts the shared OOM grammar takes (one OOM event per record).
-OOM_CUDA_ERROR = _no_retry(Grammar(
-    "sglang.oom_cuda_error",
-    "oom",
-    ("CUDA error: out of memory",),
-    Seq(
-        Leaf(r"(?![\s\S]*(?:CUDA out of memory|OutOfMemoryError|not enough GPU memory))"
-             r"[\s\S]*?(?=[^\n]*CUDA error: out of memory)"),
-        Leaf(r"[^\n]*CUDA error: out of memory[^\n]*", "message", str.strip),
-        Rest(),
-    ),
-    also=True,
-))
+OOM_CUDA_ERROR = _no_retry(
+    Grammar(
+        "sglang.oom_cuda_error",
+        "oom",
+        ("CUDA error: out of memory",),
+        Seq(
+            Leaf(
+                r"(?![\s\S]*(?:CUDA out of memory|OutOfMemoryError|not enough GPU memory))"
+                r"[\s\S]*?(?=[^\n]*CUDA error: out of memory)"
+            ),
+            Leaf(r"[^\n]*CUDA error: out of memory[^\n]*", "message", str.strip),
+            Rest(),
+        ),
+        also=True,
+    )
+)
+
 
 def _bs_count(f: dict[str, Any]) -> dict[str, Any]:
     if f["step"] == "cuda_graph_batch_sizes":
@@ -533,14 +664,26 @@ def _bs_count(f: dict[str, Any]) -> dict[str, Any]:
 STARTUP_STEP = Grammar(
     "sglang.startup_step",
     "startup_step",
-    ("Load weight begin.", "Memory pool end.", "graph bs ", "Using KV cache dtype: ", " cuda graph addresses",
-     "Application startup complete"),
+    (
+        "Load weight begin.",
+        "Memory pool end.",
+        "graph bs ",
+        "Using KV cache dtype: ",
+        " cuda graph addresses",
+        "Application startup complete",
+    ),
     Seq(const("step", "load_weight_begin"), "Load weight begin. avail mem=", _gib("avail_mem_gib"), Rest())
     | Seq(const("step", "memory_pool_end"), "Memory pool end. avail mem=", _gib("avail_mem_gib"), Rest())
-    | Seq(const("step", "cuda_graph_batch_sizes"), Leaf(r"Capture (?:cuda|cpu) graph bs "), Leaf(r"\[[\d, ]*\]", "detail"),
-          Rest())
+    | Seq(
+        const("step", "cuda_graph_batch_sizes"),
+        Leaf(r"Capture (?:cuda|cpu) graph bs "),
+        Leaf(r"\[[\d, ]*\]", "detail"),
+        Rest(),
+    )
     | Seq(const("step", "kv_cache_dtype"), "Using KV cache dtype: ", Word("detail"), Rest())
-    | Seq(const("step", "cuda_graph_addresses"), "Registering ", Int("count"), " cuda graph addresses", Rest())
+    | Seq(
+        const("step", "cuda_graph_addresses"), "Registering ", Int("count"), " cuda graph addresses", Rest()
+    )
     # uvicorn's app is up; SGLang is ready only after its warm-up ("The server is fired up")
     | Seq(const("step", "http_startup_complete"), "Application startup complete", Opt("."), End()),
     build=_bs_count,
@@ -575,4 +718,3 @@ GRAMMARS: list[Grammar] = [
     SGLANG_REQUEST,
     *BENCH_GRAMMARS,  # the benchmark client's result block (no log prefix), see parsers/bench.py
 ]
-

@@ -30,7 +30,9 @@ _LEVEL_CLOCK = re.compile(r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d
 # What may stand before a header without being a record of its own (``split_glued`` keeps it with the
 # record, ``seek_header`` skips it): a markdown bullet, times, [bracketed] and (parenthesised) tags, a
 # "name |" column, as a job runner, a log shipper or a stack of Ray process prefixes print them.
-_WRAPPER = re.compile(r"(?:[-*>] |\S{0,12}\d\d:\d\d:\d\d\S{0,12} |\[[^\]\n]{0,80}\] ?|\([^()\n]{0,120}\) ?|[\w.-]+ +\| ?)+")
+_WRAPPER = re.compile(
+    r"(?:[-*>] |\S{0,12}\d\d:\d\d:\d\d\S{0,12} |\[[^\]\n]{0,80}\] ?|\([^()\n]{0,120}\) ?|[\w.-]+ +\| ?)+"
+)
 _WRAPPER_MAX = 300
 
 _Stamp = tuple[int | None, int | None, int | None, float]
@@ -75,13 +77,18 @@ class VllmDialect(Dialect):
             head = text[:end]
             hdr = _HEADERS.get(head)
             if hdr is None:
-                time = text[m.start("mon"):m.end("s")]  # "MM-DD HH:MM:SS", as printed
+                time = text[m.start("mon") : m.end("s")]  # "MM-DD HH:MM:SS", as printed
                 stamp = _STAMPS.get(time)
                 if stamp is None:
                     if len(_STAMPS) >= _CACHE_SIZE:
                         _STAMPS.clear()
                     mon, day, h, mi, s = m.group("mon", "day", "h", "m", "s")
-                    stamp = _STAMPS[time] = (None, int(mon), int(day), float(int(h) * 3600 + int(mi) * 60 + int(s)))
+                    stamp = _STAMPS[time] = (
+                        None,
+                        int(mon),
+                        int(day),
+                        float(int(h) * 3600 + int(mi) * 60 + int(s)),
+                    )
                 if len(_HEADERS) >= _CACHE_SIZE:
                     _HEADERS.clear()
                 level = m["level"]
@@ -90,7 +97,7 @@ class VllmDialect(Dialect):
         if text[:1] in "DIWEC":
             m = _UVICORN.match(text)
             if m is not None:
-                return Header(level=m["level"], time=None, source="uvicorn", stamp=None), text[m.end():]
+                return Header(level=m["level"], time=None, source="uvicorn", stamp=None), text[m.end() :]
         return None
 
     def seek_header(self, text: str) -> int:
@@ -99,7 +106,7 @@ class VllmDialect(Dialect):
         if len(text) < 24 or _CLOCK.search(text, 0, _WRAPPER_MAX + 30) is None:
             return -1
         m = _LEVEL_CLOCK.search(text, 1, _WRAPPER_MAX + 30)
-        if m is None or not _is_wrapper(text[:m.start()]) or _HEADER.match(text, m.start()) is None:
+        if m is None or not _is_wrapper(text[: m.start()]) or _HEADER.match(text, m.start()) is None:
             return -1
         return m.start()
 
@@ -111,6 +118,6 @@ class VllmDialect(Dialect):
         if _CLOCK.search(text, start) is None or _LEVEL_CLOCK.search(text, start) is None:
             return [text]
         starts = [m.start() for m in _GLUED.finditer(text, start)]
-        if own is None and starts and _is_wrapper(text[:starts[0]]):
+        if own is None and starts and _is_wrapper(text[: starts[0]]):
             del starts[0]  # a wrapper before the first header is no record of its own: no cut there
         return cut_at(text, starts)

@@ -62,15 +62,34 @@ THROUGHPUT = Grammar(
     "throughput",
     ("Avg prompt throughput", "Throughput: "),
     Seq(
-        Opt(Seq("Engine ", Int("engine_index"), ": ") | Seq(Int("engines_aggregated"), " Engines Aggregated: ")),
-        Seq("Avg prompt throughput: ", Float("prompt_tok_s"), " tokens/s, Avg generation throughput: ",
-            Float("gen_tok_s"), " tokens/s, ")
+        Opt(
+            Seq("Engine ", Int("engine_index"), ": ")
+            | Seq(Int("engines_aggregated"), " Engines Aggregated: ")
+        ),
+        Seq(
+            "Avg prompt throughput: ",
+            Float("prompt_tok_s"),
+            " tokens/s, Avg generation throughput: ",
+            Float("gen_tok_s"),
+            " tokens/s, ",
+        )
         | Seq("Throughput: ", Float("gen_tok_s"), " tokens/s, "),
         # the V1 line in its usual order, read in one step; any other order or field goes to the list
-        Seq("Running: ", Int("running"), " reqs, Waiting: ", Int("waiting"), " reqs",
-            Opt(Seq(", Deferred: ", Int("deferred"), " reqs")), Opt(Seq(", Preemptions: ", Int("preemptions"))),
-            ", GPU KV cache usage: ", Float("gpu_kv_cache_pct"), "%, Prefix cache hit rate: ",
-            Float("prefix_cache_hit_pct"), "%", End())
+        Seq(
+            "Running: ",
+            Int("running"),
+            " reqs, Waiting: ",
+            Int("waiting"),
+            " reqs",
+            Opt(Seq(", Deferred: ", Int("deferred"), " reqs")),
+            Opt(Seq(", Preemptions: ", Int("preemptions"))),
+            ", GPU KV cache usage: ",
+            Float("gpu_kv_cache_pct"),
+            "%, Prefix cache hit rate: ",
+            Float("prefix_cache_hit_pct"),
+            "%",
+            End(),
+        )
         | Seq(
             Many(_stat_item, ", "),
             # 2025-01-30 V1: "Waiting: 0 reqs GPU KV cache usage: 5.0%." (no comma)
@@ -86,8 +105,13 @@ PREFIX_CACHE = Grammar(
     "vllm.prefix_cache_v0",
     "prefix_cache",
     ("Prefix cache hit rate: GPU:",),
-    Seq("Prefix cache hit rate: GPU: ", Float("gpu_hit_pct"), "%",
-        Opt(Seq(", CPU: ", Float("cpu_hit_pct"), "%")), End()),
+    Seq(
+        "Prefix cache hit rate: GPU: ",
+        Float("gpu_hit_pct"),
+        "%",
+        Opt(Seq(", CPU: ", Float("cpu_hit_pct"), "%")),
+        End(),
+    ),
 )
 
 # -- speculative decoding ---------------------------------------------------------------------
@@ -109,11 +133,24 @@ SPEC_V1 = Grammar(
     Seq(
         "SpecDecoding metrics: ",
         # the current order (2025-09 on) in one step; older orders and hybrids through the list
-        Seq("Mean acceptance length: ", Float("mean_acceptance_length"), ", Accepted throughput: ",
-            Float("accepted_tok_s"), " tokens/s, Drafted throughput: ", Float("drafted_tok_s"),
-            " tokens/s, Accepted: ", Int("accepted_tokens"), " tokens, Drafted: ", Int("drafted_tokens"),
-            " tokens, Per-position acceptance rate: ", NumList("per_position_acceptance"),
-            ", Avg Draft acceptance rate: ", Float("acceptance_rate_pct"), "%", End())
+        Seq(
+            "Mean acceptance length: ",
+            Float("mean_acceptance_length"),
+            ", Accepted throughput: ",
+            Float("accepted_tok_s"),
+            " tokens/s, Drafted throughput: ",
+            Float("drafted_tok_s"),
+            " tokens/s, Accepted: ",
+            Int("accepted_tokens"),
+            " tokens, Drafted: ",
+            Int("drafted_tokens"),
+            " tokens, Per-position acceptance rate: ",
+            NumList("per_position_acceptance"),
+            ", Avg Draft acceptance rate: ",
+            Float("acceptance_rate_pct"),
+            "%",
+            End(),
+        )
         | Seq(Many(_spec_item, ", "), End()),
     ),
 )
@@ -150,8 +187,13 @@ KV_SIZE = Grammar(
     "vllm.kv_cache_size",
     "kv_cache_pool",
     ("KV cache size:",),
-    Seq(Leaf(r"[\s\S]*?(?=\b[A-Z]{3} KV cache size: )"), Leaf(r"[A-Z]{3}", "device", str.lower),
-        " KV cache size: ", Int("tokens"), " tokens"),
+    Seq(
+        Leaf(r"[\s\S]*?(?=\b[A-Z]{3} KV cache size: )"),
+        Leaf(r"[A-Z]{3}", "device", str.lower),
+        " KV cache size: ",
+        Int("tokens"),
+        " tokens",
+    ),
     search=False,
     also=True,
 )
@@ -162,8 +204,12 @@ BLOCKS = Grammar(
     ("blocks: ",),
     Seq(
         Opt("# "),
-        Seq(Leaf(r"GPU|CUDA|cuda|TPU|HPU|XPU|NPU|Neuron"), " blocks: ", Int("gpu_blocks"),
-            Opt(Seq(", # CPU blocks: ", Int("cpu_blocks"))))
+        Seq(
+            Leaf(r"GPU|CUDA|cuda|TPU|HPU|XPU|NPU|Neuron"),
+            " blocks: ",
+            Int("gpu_blocks"),
+            Opt(Seq(", # CPU blocks: ", Int("cpu_blocks"))),
+        )
         | Seq("CPU blocks: ", Int("cpu_blocks")),
         End(),
     ),
@@ -173,8 +219,14 @@ MAX_CONCURRENCY = Grammar(
     "vllm.max_concurrency",
     "max_concurrency",
     ("Maximum concurrency for",),
-    Seq(Until("Maximum concurrency for "), "Maximum concurrency for ", Int("tokens_per_request"),
-        " tokens per request: ", Float("concurrency"), "x"),
+    Seq(
+        Until("Maximum concurrency for "),
+        "Maximum concurrency for ",
+        Int("tokens_per_request"),
+        " tokens per request: ",
+        Float("concurrency"),
+        "x",
+    ),
     also=True,
 )
 
@@ -197,11 +249,25 @@ MEMORY_V0_ONELINE = Grammar(
     Seq("Memory profiling results: ", Many(_profile_item, " ") | Many(_profile_item, ", "), Opt("."), End()),
 )
 
-_line2 = Seq("the current vLLM instance can use total_gpu_memory (", Gib("total_gib"),
-             ") x gpu_memory_utilization (", Float("gpu_memory_utilization"), ") = ", Gib("requested_gib"))
-_line3 = Seq("model weights take ", Gib("weights_gib"), "; non_torch_memory takes ", Gib("non_torch_gib"),
-             "; PyTorch activation peak memory takes ", Gib("activation_peak_gib"),
-             "; the rest of the memory reserved for KV Cache is ", Gib("kv_cache_gib"), Opt("."))
+_line2 = Seq(
+    "the current vLLM instance can use total_gpu_memory (",
+    Gib("total_gib"),
+    ") x gpu_memory_utilization (",
+    Float("gpu_memory_utilization"),
+    ") = ",
+    Gib("requested_gib"),
+)
+_line3 = Seq(
+    "model weights take ",
+    Gib("weights_gib"),
+    "; non_torch_memory takes ",
+    Gib("non_torch_gib"),
+    "; PyTorch activation peak memory takes ",
+    Gib("activation_peak_gib"),
+    "; the rest of the memory reserved for KV Cache is ",
+    Gib("kv_cache_gib"),
+    Opt("."),
+)
 
 MEMORY_V0_3LINE = Grammar(
     "vllm.memory_profile_3line",
@@ -219,9 +285,19 @@ MEMORY_V1_DEBUG = Grammar(
     "vllm.memory_profile_v1_debug",
     "memory_profile",
     ("Total non KV cache memory:",),
-    Seq("Memory profiling takes ", Float("seconds"), " seconds. Total non KV cache memory: ", Gib(None),
-        "; torch peak memory increase: ", Gib("activation_peak_gib"), "; non-torch forward increase memory: ",
-        Gib("non_torch_gib"), "; weights memory: ", Gib("weights_gib"), Opt(".")),
+    Seq(
+        "Memory profiling takes ",
+        Float("seconds"),
+        " seconds. Total non KV cache memory: ",
+        Gib(None),
+        "; torch peak memory increase: ",
+        Gib("activation_peak_gib"),
+        "; non-torch forward increase memory: ",
+        Gib("non_torch_gib"),
+        "; weights memory: ",
+        Gib("weights_gib"),
+        Opt("."),
+    ),
 )
 
 AVAILABLE_KV = Grammar(
@@ -235,9 +311,22 @@ EXPLICIT_KV = Grammar(
     "vllm.kv_memory_explicit",
     "memory_profile",
     ("for KV cache on node", "memory for KV Cache as specified by kv_cache_memory_bytes"),
-    Seq("Explicitly set (", Float("kv_cache_gib"), "/", Float("total_gib"), ") GiB for KV cache on node ", Int(None))
-    | Seq("Initial free memory ", Gib("free_gib"), ", reserved ", Gib("kv_cache_gib"),
-          " memory for KV Cache as specified by kv_cache_memory_bytes config", Rest()),
+    Seq(
+        "Explicitly set (",
+        Float("kv_cache_gib"),
+        "/",
+        Float("total_gib"),
+        ") GiB for KV cache on node ",
+        Int(None),
+    )
+    | Seq(
+        "Initial free memory ",
+        Gib("free_gib"),
+        ", reserved ",
+        Gib("kv_cache_gib"),
+        " memory for KV Cache as specified by kv_cache_memory_bytes config",
+        Rest(),
+    ),
 )
 
 
@@ -257,22 +346,42 @@ KV_SUGGESTION = Grammar(
     ("--kv-cache-memory=", "GiB for CUDAGraph memory"),
     Seq(
         Opt(Seq("Free memory on device (", Float("free_gib"), "/", Float("total_gib"), " GiB) on startup. ")),
-        "Desired GPU memory utilization is (", Float("gpu_memory_utilization"), ", ", Float("requested_gib"),
+        "Desired GPU memory utilization is (",
+        Float("gpu_memory_utilization"),
+        ", ",
+        Float("requested_gib"),
         " GiB). Actual usage is ",
         # two wordings: weights and non-torch apart, or together as "consumed memory" (newer)
-        Seq(Float("weights_gib"), " GiB for weight, ", Float("activation_peak_gib"), " GiB for peak activation, ",
-            Float("non_torch_gib"), " GiB for non-torch memory, and ")
-        | Seq(Float("consumed_gib"), " GiB for consumed memory (weights + non-torch), ", Float("activation_peak_gib"),
-              " GiB for peak activation, and "),
-        Float("cuda_graph_gib"), " GiB for CUDAGraph memory. ",
+        Seq(
+            Float("weights_gib"),
+            " GiB for weight, ",
+            Float("activation_peak_gib"),
+            " GiB for peak activation, ",
+            Float("non_torch_gib"),
+            " GiB for non-torch memory, and ",
+        )
+        | Seq(
+            Float("consumed_gib"),
+            " GiB for consumed memory (weights + non-torch), ",
+            Float("activation_peak_gib"),
+            " GiB for peak activation, and ",
+        ),
+        Float("cuda_graph_gib"),
+        " GiB for CUDAGraph memory. ",
         # the suggestion is left out when the KV cache was sized explicitly
-        Opt(Seq(
-            "Replace gpu_memory_utilization config with `--kv-cache-memory=", Int("suggested_kv_cache_bytes"), "`",
-            Opt(Seq(" (", Float("suggested_kv_cache_gib"), " GiB)")),
-            " to fit into requested memory, or `--kv-cache-memory=", Int("full_kv_cache_bytes"), "`",
-            Opt(Seq(" (", Float(None), " GiB)")),
-            " to fully utilize gpu memory. ",
-        )),
+        Opt(
+            Seq(
+                "Replace gpu_memory_utilization config with `--kv-cache-memory=",
+                Int("suggested_kv_cache_bytes"),
+                "`",
+                Opt(Seq(" (", Float("suggested_kv_cache_gib"), " GiB)")),
+                " to fit into requested memory, or `--kv-cache-memory=",
+                Int("full_kv_cache_bytes"),
+                "`",
+                Opt(Seq(" (", Float(None), " GiB)")),
+                " to fully utilize gpu memory. ",
+            )
+        ),
         "Current kv cache memory in use is ",
         Seq(Float("current_kv"), " GiB") | Seq(Int("current_kv_bytes"), " bytes"),
         Opt("."),
@@ -289,8 +398,7 @@ MODEL_LOAD = Grammar(
     ("Loading model weights took", "Model loading took"),
     Seq(
         Seq("Loading model weights took ", Float("memory_gib"), " GB")
-        | Seq("Model loading took ", Float("memory_gib"), " ", Leaf("GiB|GB"),
-              Opt(" memory")),
+        | Seq("Model loading took ", Float("memory_gib"), " ", Leaf("GiB|GB"), Opt(" memory")),
         Opt(Seq(" and ", Float("seconds"), " seconds")),
         Opt("."),
         End(),
@@ -301,8 +409,14 @@ GRAPH_CAPTURE = Grammar(
     "vllm.graph_capture",
     "graph_capture",
     ("Graph capturing finished", "Capturing the model for CUDA graphs", "Capturing cudagraphs for decoding"),
-    Seq("Graph capturing finished in ", Float("seconds"), " secs", Opt(Seq(", took ", Float("memory_gib"), " GiB")),
-        Opt("."), End())
+    Seq(
+        "Graph capturing finished in ",
+        Float("seconds"),
+        " secs",
+        Opt(Seq(", took ", Float("memory_gib"), " GiB")),
+        Opt("."),
+        End(),
+    )
     | Seq(Flag("Capturing the model for CUDA graphs", "begin"), Rest())
     | Seq(Flag("Capturing cudagraphs for decoding", "begin"), Rest()),
 )
@@ -324,28 +438,64 @@ def _stage(name: str) -> Leaf:
 COMPILE = Grammar(
     "vllm.compile",
     "compile",
-    ("Dynamo bytecode transform time", "Compiling a graph for", "torch.compile take", "torch.compile took",
-     "graph compilation takes", "profiling/warmup run", "Directly load the compiled graph",
-     "Triton kernel JIT compilation during inference", "saved AOT compiled function",
-     "Directly load AOT compilation", "Compiling model again", "Saved compiler manager cache"),
+    (
+        "Dynamo bytecode transform time",
+        "Compiling a graph for",
+        "torch.compile take",
+        "torch.compile took",
+        "graph compilation takes",
+        "profiling/warmup run",
+        "Directly load the compiled graph",
+        "Triton kernel JIT compilation during inference",
+        "saved AOT compiled function",
+        "Directly load AOT compilation",
+        "Compiling model again",
+        "Saved compiler manager cache",
+    ),
     Seq(
         Opt(Leaf(r"\[[\w.-]+\] ")),  # "[backbone] " sub-model tag (2026)
         Seq(_stage("dynamo"), "Dynamo bytecode transform time: ", Float("seconds"), " s")
-        | Seq(_stage("graph"), "Compiling a graph for ", Until(" takes ", "detail"), " takes ", Float("seconds"), " s")
+        | Seq(
+            _stage("graph"),
+            "Compiling a graph for ",
+            Until(" takes ", "detail"),
+            " takes ",
+            Float("seconds"),
+            " s",
+        )
         | Seq(_stage("graph"), "Compiling a graph for ", Rest("detail"))
-        | Seq(_stage("total_with_warmup"), "torch.compile and initial profiling/warmup run together took ",
-              Float("seconds"), " s in total")
-        | Seq(_stage("total"), Leaf("torch.compile takes |torch.compile took |graph compilation takes "),
-              Float("seconds"), " s in total")
+        | Seq(
+            _stage("total_with_warmup"),
+            "torch.compile and initial profiling/warmup run together took ",
+            Float("seconds"),
+            " s in total",
+        )
+        | Seq(
+            _stage("total"),
+            Leaf("torch.compile takes |torch.compile took |graph compilation takes "),
+            Float("seconds"),
+            " s in total",
+        )
         | Seq(_stage("warmup"), "Initial profiling/warmup run took ", Float("seconds"), " s")
-        | Seq(_stage("cache_load"), "Directly load the compiled graph(s) for ", Until(" from the cache", "detail"),
-              " from the cache", Opt(Seq(", took ", Float("seconds"), " s")))
-        | Seq(_stage("runtime_jit"), "Triton kernel JIT compilation during inference: ",
-              Until(". This causes", "detail"), Rest())
+        | Seq(
+            _stage("cache_load"),
+            "Directly load the compiled graph(s) for ",
+            Until(" from the cache", "detail"),
+            " from the cache",
+            Opt(Seq(", took ", Float("seconds"), " s")),
+        )
+        | Seq(
+            _stage("runtime_jit"),
+            "Triton kernel JIT compilation during inference: ",
+            Until(". This causes", "detail"),
+            Rest(),
+        )
         | Seq(_stage("aot_save"), "saved AOT compiled function to ", Rest("detail"))
         | Seq(_stage("aot_load"), "Directly load AOT compilation from path ", Rest("detail"))
         | Seq(_stage("recompile"), "Compiling model again due to a load failure", Rest("detail"))
-        | Seq(_stage("cache_save"), "Saved compiler manager cache in ", Float("seconds"), " seconds", Opt(".")),
+        | Seq(
+            _stage("cache_save"), "Saved compiler manager cache in ", Float("seconds"), " seconds", Opt(".")
+        ),
     ),
 )
 
@@ -353,8 +503,13 @@ ENGINE_INIT = Grammar(
     "vllm.engine_init",
     "engine_init",
     ("init engine (profile, create kv cache, warmup model) took",),
-    Seq("init engine (profile, create kv cache, warmup model) took ", Float("seconds"), " ",
-        Leaf("seconds|s"), Opt(Seq(" (compilation: ", Float("compile_seconds"), " s", Rest()))),
+    Seq(
+        "init engine (profile, create kv cache, warmup model) took ",
+        Float("seconds"),
+        " ",
+        Leaf("seconds|s"),
+        Opt(Seq(" (compilation: ", Float("compile_seconds"), " s", Rest())),
+    ),
 )
 
 SERVER_READY = Grammar(
@@ -369,10 +524,16 @@ PREEMPTION = Grammar(
     "vllm.preemption_v0",
     "preemption",
     ("is preempted by",),
-    Seq("Sequence group ", Word("request_id"), " is preempted by ", Opt("PreemptionMode."),
-        Leaf(r"[A-Za-z_]+", "mode"), " mode because there is not enough KV cache space.",
+    Seq(
+        "Sequence group ",
+        Word("request_id"),
+        " is preempted by ",
+        Opt("PreemptionMode."),
+        Leaf(r"[A-Za-z_]+", "mode"),
+        " mode because there is not enough KV cache space.",
         Opt(Seq(Until("total_num_cumulative_preemption="), "total_num_cumulative_preemption=", Int("count"))),
-        Rest()),
+        Rest(),
+    ),
 )
 
 # -- configuration and version -------------------------------------------------------------------
@@ -395,15 +556,33 @@ def _form(name: str) -> Leaf:
 CONFIG = Grammar(
     "vllm.config",
     "config",
-    ("non-default args:", "args: Namespace(", "with config: ", "Using max model len ",
-     "Chunked prefill is enabled with max_num_batched_tokens="),
+    (
+        "non-default args:",
+        "args: Namespace(",
+        "with config: ",
+        "Using max model len ",
+        "Chunked prefill is enabled with max_num_batched_tokens=",
+    ),
     Seq(_form("non_default_args"), "non-default args: ", Rest("body"))
     | Seq(_form("args"), "args: ", Rest("body"))
-    | Seq(_form("engine_config"), Leaf(r"Initializing an? (?:V[01] )?LLM engine (?:\(v[^)\s]*\) )?with config: "),
-          Rest("body"))
-    | Seq(_form("max_model_len"), Leaf(r"Using max model len (?=\d)"), Leaf(r"\d+", "body", lambda s: f"max_model_len={s}"), End())
-    | Seq(_form("chunked_prefill"), Leaf(r"Chunked prefill is enabled with (?=max_num_batched_tokens=\d)"),
-          Leaf(r"max_num_batched_tokens=\d+", "body"), Opt("."), End()),
+    | Seq(
+        _form("engine_config"),
+        Leaf(r"Initializing an? (?:V[01] )?LLM engine (?:\(v[^)\s]*\) )?with config: "),
+        Rest("body"),
+    )
+    | Seq(
+        _form("max_model_len"),
+        Leaf(r"Using max model len (?=\d)"),
+        Leaf(r"\d+", "body", lambda s: f"max_model_len={s}"),
+        End(),
+    )
+    | Seq(
+        _form("chunked_prefill"),
+        Leaf(r"Chunked prefill is enabled with (?=max_num_batched_tokens=\d)"),
+        Leaf(r"max_num_batched_tokens=\d+", "body"),
+        Opt("."),
+        End(),
+    ),
     build=_parse_args,
 )
 
@@ -411,11 +590,21 @@ VERSION = Grammar(
     "vllm.version",
     "version",
     ("server version ", "LLM engine (v", "  version "),
-    Seq(Leaf(r"vLLM (?:API )?server version "), Leaf(r"[^\s,]+", "engine_version"),
-        Opt(Seq(", serving model ", Word("model"))))
-    | Seq(Leaf(r"Initializing an? (?:V[01] )?LLM engine \(v"), Leaf(r"[^)\s]+", "engine_version"), ")", Rest())
-    | Seq(Until("  version "), "  version ", Word("engine_version"),
-          Opt(Seq(Until("  model "), "  model ", Leaf(r"\S+", "model"))), Rest()),
+    Seq(
+        Leaf(r"vLLM (?:API )?server version "),
+        Leaf(r"[^\s,]+", "engine_version"),
+        Opt(Seq(", serving model ", Word("model"))),
+    )
+    | Seq(
+        Leaf(r"Initializing an? (?:V[01] )?LLM engine \(v"), Leaf(r"[^)\s]+", "engine_version"), ")", Rest()
+    )
+    | Seq(
+        Until("  version "),
+        "  version ",
+        Word("engine_version"),
+        Opt(Seq(Until("  model "), "  model ", Leaf(r"\S+", "model"))),
+        Rest(),
+    ),
     also=True,
 )
 
@@ -424,7 +613,9 @@ STARTUP_STEP = Grammar(
     "startup_step",
     ("Loading weights took ", " cuda graph addresses", "Profiling CUDA graph memory: "),
     Seq(const("step", "weights_loaded"), "Loading weights took ", Float("seconds"), " seconds", Rest())
-    | Seq(const("step", "cuda_graph_addresses"), "Registering ", Int("count"), " cuda graph addresses", Rest())
+    | Seq(
+        const("step", "cuda_graph_addresses"), "Registering ", Int("count"), " cuda graph addresses", Rest()
+    )
     | Seq(const("step", "cuda_graph_memory_profile"), "Profiling CUDA graph memory: ", Rest("detail")),
 )
 
@@ -466,5 +657,3 @@ GRAMMARS: list[Grammar] = [
     oom_grammar("vllm"),
     *BENCH_GRAMMARS,  # the benchmark client's result block (no log prefix), see parsers/bench.py
 ]
-
-
