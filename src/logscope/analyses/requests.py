@@ -191,8 +191,8 @@ def access_rows(data: RunData) -> pl.DataFrame:
             "repeated",
             "after_t_s",
         )
-        .cast(FRAME_SCHEMA)
-    )  # type: ignore[arg-type]
+        .cast(FRAME_SCHEMA)  # type: ignore[arg-type]
+    )
 
 
 def _after(data: RunData, df: pl.DataFrame) -> pl.DataFrame:

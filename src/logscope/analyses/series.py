@@ -191,8 +191,8 @@ def sglang_series(data: RunData) -> list[Series]:
                 pl.lit(None, pl.Int64).alias("line_end"),
                 (pl.int_range(pl.len()) > 0).alias("window_known"),
             )
-            .cast(SAMPLE_SCHEMA)
-        )  # type: ignore[arg-type]
+            .cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
+        )
         label = f"DP{key}" if many or key != "0" else "TP0"
         out.append(Series(key, label, frame, "SGLang Decode batch lines", "decode-log window"))
     return out
