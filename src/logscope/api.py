@@ -28,6 +28,7 @@ from logscope.parsers.scan import cached_scanner
 if TYPE_CHECKING:
     import polars as pl
 
+    from logscope.analyses.base import RunData
     from logscope.analyses.lifetimes import Lifetime, LifetimeChoice, Lifetimes
     from logscope.parsers.chunks import LineRenderer
     from logscope.timebase import TimeBase
@@ -53,6 +54,16 @@ class Run:
     chosen: LifetimeChoice | None = None
     """For a run made by ``lifetime(N)``: which lifetime it is, and why it was chosen."""
     _timebase: tuple[int, TimeBase] | None = field(default=None, init=False, compare=False)
+    _data: RunData | None = field(default=None, init=False, repr=False, compare=False)
+
+    def run_data(self) -> RunData:
+        """The run as the analyses see it (``RunData``: frames built once), shared by the lifetime
+        split, the report and the rules; made again when the events changed."""
+        if self._data is None or self._data.events is not self.events:
+            from logscope.analyses.base import RunData
+
+            self._data = RunData.of(self)
+        return self._data
 
     def __repr__(self) -> str:  # short (the events are many): logscope.render.notebook
         from logscope.render.notebook import run_repr
@@ -106,7 +117,7 @@ class Run:
         if root._lifetimes is None or root._lifetimes[0] != len(root.events):
             from logscope.analyses.lifetimes import split_lifetimes
 
-            root._lifetimes = (len(root.events), split_lifetimes(root.events, root.files))
+            root._lifetimes = (len(root.events), split_lifetimes(root.run_data(), root.files))
         return root._lifetimes[1]
 
     _lifetimes: tuple[int, Lifetimes] | None = field(default=None, init=False, repr=False, compare=False)
@@ -146,9 +157,7 @@ class Run:
         split = self._split()
         if len(split.items) > 1 and self.chosen is None:
             return self.lifetime().analyze(metrics=metrics, slo=slo)
-        from logscope.analyses.base import RunData
-
-        data = RunData.of(self)  # one for the report and the rules: frames, series and stalls are built once
+        data = self.run_data()  # one for the lifetimes, the report and the rules: frames, series and stalls are built once
         with fewer_collections():  # the analyses make frames and lists over every event (logscope.collector)
             report = build_report(data)
             if metrics:

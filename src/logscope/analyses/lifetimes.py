@@ -25,14 +25,15 @@ sparse, parallel and follow readers, which give the same events, give the same l
 
 from __future__ import annotations
 
-import bisect
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
+from logscope.analyses.base import RunData
 from logscope.events import Event
 
 SAME_START_S = 5.0  # markers of one family from other processes within this many seconds: one start
@@ -93,12 +94,6 @@ def _family(e: Event) -> str | None:
     return None
 
 
-def _serves(e: Event) -> bool:
-    if e.kind == "throughput":
-        return bool(getattr(e, "running", 0) or getattr(e, "gen_tok_s", 0) or getattr(e, "prompt_tok_s", 0))
-    return e.kind in ("prefill_batch", "decode_batch")
-
-
 @dataclass
 class _Segment:
     """A file's lines from one start to the next."""
@@ -117,25 +112,6 @@ class _Segment:
     served: bool = False
     ready: bool = False
     events: int = 0
-
-    def add(self, e: Event) -> None:
-        """Count a known-kind event (unparsed ones differ between a full and a sparse read: not counted).
-        The start time is that of the segment's first timestamped record, whatever its kind: every
-        reader keeps a file's first one, and a segment after a cut starts with its marker."""
-        if e.t_s is not None and (self.t0_line is None or e.line < self.t0_line):
-            self.t0_line, self.t0, self.time0 = e.line, e.t_s, e.time
-        if e.kind == "unparsed":
-            return
-        self.events += 1
-        self.end_line = max(self.end_line, e.end_line or e.line)
-        if e.t_s is not None and (self.t1 is None or e.t_s >= self.t1):
-            self.t1, self.time1 = e.t_s, e.time
-        if self.version is None and e.kind == "version":
-            self.version = str(getattr(e, "engine_version", "") or "") or None
-        if not self.served and _serves(e):
-            self.served = True
-        if e.kind == "server_ready":
-            self.ready = True
 
 
 @dataclass
@@ -181,47 +157,148 @@ class Lifetimes:
         return [e for i, e in enumerate(events) if a[i] == k or a[i] == FLOATING]
 
 
-def split_lifetimes(events: Sequence[Event], files: Sequence[str]) -> Lifetimes:
-    """Cut the run's events into lifetimes (module docstring)."""
+def split_lifetimes(events: Sequence[Event] | RunData, files: Sequence[str]) -> Lifetimes:
+    """Cut the run's events into lifetimes (module docstring).
+
+    Works on the run's kind frames (``RunData.frames``): one row per event in polars, never one
+    Python object per event; only the few start markers, startup lines and unparsed lines are read
+    as events."""
+    data = events if isinstance(events, RunData) else RunData(events=events, files=list(files))
+    n = len(data.events)
+    rows = _rows(data)
     order = {f: i for i, f in enumerate(files)}
-    cuts = _cuts(events)  # file -> [(line, started_by)]
-    segs: dict[str, list[_Segment]] = {}
-    for f, cs in cuts.items():
-        segs[f] = [_Segment(order.get(f, len(order)), f, line, by) for line, by in cs]
-    lines: dict[str, list[int]] = {f: [s.start_line for s in ss] for f, ss in segs.items()}
-    seg_of = array("q", bytes(8 * len(events)))  # per event: global segment number
+    cuts = _cuts(data, rows)  # file -> [(line, started_by)], files in order of their first event
     flat: list[_Segment] = []
     base: dict[str, int] = {}
-    for f, ss in segs.items():
+    for f, cs in cuts.items():
         base[f] = len(flat)
-        flat.extend(ss)
-    for i, e in enumerate(events):
-        f = e.file
-        k = max(0, bisect.bisect_right(lines[f], e.line) - 1)
-        seg_of[i] = base[f] + k
-        flat[base[f] + k].add(e)
+        flat.extend(_Segment(order.get(f, len(order)), f, line, by) for line, by in cs)
+    parts = []
+    for key, df in rows.partition_by("file", as_dict=True, maintain_order=True).items():
+        name = str(key[0])  # each row's segment: the last cut at or before its line (the first for line 0)
+        starts = pl.Series([line for line, _ in cuts[name]], dtype=pl.Int64)
+        local = (starts.search_sorted(df["line"], side="right").cast(pl.Int64) - 1).clip(lower_bound=0)
+        parts.append(df.with_columns((local + base[name]).alias("gid")))
+    rows = pl.concat(parts) if parts else rows.with_columns(pl.lit(0, dtype=pl.Int64).alias("gid"))
+    _aggregate(rows, flat)
     groups, floating = _group(flat)
-    items = [_lifetime(n + 1, g) for n, g in enumerate(groups)]
-    where = {id(s): n for n, g in enumerate(groups) for s in g}
-    float_ids = {id(s) for s in floating}
-    assignment = array("h", (FLOATING if id(flat[s]) in float_ids else where[id(flat[s])] for s in seg_of))
+    items = [_lifetime(k + 1, g) for k, g in enumerate(groups)]
+    where = {id(s): k for k, g in enumerate(groups) for s in g}
+    lifetime_of = [FLOATING if id(s) not in where else where[id(s)] for s in flat]
+    assignment = array("h")
+    if n:
+        by_seq = rows.sort("seq").select(
+            pl.col("gid").replace_strict(list(range(len(flat))), lifetime_of, return_dtype=pl.Int16)
+        )
+        assignment.frombytes(by_seq.to_series().to_numpy().astype("int16").tobytes())
     return Lifetimes(items=items, assignment=assignment)
 
 
-def _cuts(events: Sequence[Event]) -> dict[str, list[tuple[int, str | None]]]:
+def _rows(data: RunData) -> pl.DataFrame:
+    """One row per event (every kind): run order ``seq`` and what a segment counts of it."""
+    parts = []
+    for kind in data.kind_index:
+        df = data.frame(kind)
+        if kind == "throughput":
+            serves = (
+                (pl.col("running").fill_null(0) != 0)
+                | (pl.col("gen_tok_s").fill_null(0) != 0)
+                | (pl.col("prompt_tok_s").fill_null(0) != 0)
+            )
+        else:
+            serves = pl.lit(kind in ("prefill_batch", "decode_batch"))
+        version = pl.col("engine_version") if kind == "version" else pl.lit(None, dtype=pl.Utf8)
+        end = pl.col("end_line")
+        parts.append(
+            df.select(
+                pl.col("seq"),
+                pl.lit(kind, dtype=pl.Utf8).alias("kind"),
+                pl.col("file"),
+                pl.col("line").cast(pl.Int64),
+                pl.when(end.is_null() | (end == 0))
+                .then(pl.col("line"))
+                .otherwise(end)
+                .cast(pl.Int64)
+                .alias("end"),
+                pl.col("t_s").cast(pl.Float64),
+                pl.col("time"),
+                pl.col("process"),
+                serves.alias("serves"),
+                version.alias("version"),
+            )
+        )
+    if not parts:
+        return pl.DataFrame(
+            schema={
+                "seq": pl.Int64,
+                "kind": pl.Utf8,
+                "file": pl.Utf8,
+                "line": pl.Int64,
+                "end": pl.Int64,
+                "t_s": pl.Float64,
+                "time": pl.Utf8,
+                "process": pl.Utf8,
+                "serves": pl.Boolean,
+                "version": pl.Utf8,
+            }
+        )
+    # files in the order of their first event, each file's rows in line order (see ``_in_line_order``)
+    rows = pl.concat(parts)
+    first = rows.group_by("file").agg(pl.col("seq").min().alias("_first"))
+    return rows.join(first, on="file").sort(["_first", "line", "seq"]).drop("_first")
+
+
+def _aggregate(rows: pl.DataFrame, flat: list[_Segment]) -> None:
+    """Fill each segment's counts from its rows (``_Segment.add``'s rules, in polars)."""
+    known = pl.col("kind") != "unparsed"
+    timed = pl.col("t_s").is_not_null()
+    agg = rows.group_by("gid").agg(
+        pl.col("line").filter(timed).first().alias("t0_line"),  # rows are in line order, then run order
+        pl.col("t_s").filter(timed).first().alias("t0"),
+        pl.col("time").filter(timed).first().alias("time0"),
+        known.sum().alias("events"),
+        pl.col("end").filter(known).max().alias("end_line"),
+        _last(pl.col("t_s"), known & timed, ["t_s", "seq"]).alias("t1"),
+        _last(pl.col("time"), known & timed, ["t_s", "seq"]).alias("time1"),
+        _last(
+            pl.col("version"),
+            pl.col("version").is_not_null() & (pl.col("version") != ""),
+            ["seq"],
+            first=True,
+        ).alias("version"),
+        (pl.col("serves") & known).any().alias("served"),
+        (pl.col("kind") == "server_ready").any().alias("ready"),
+    )
+    for g in agg.iter_rows(named=True):
+        s = flat[g["gid"]]
+        s.t0_line, s.t0, s.time0 = g["t0_line"], g["t0"], g["time0"]
+        s.events, s.end_line = g["events"], g["end_line"] or 0
+        s.t1, s.time1, s.version = g["t1"], g["time1"], g["version"]
+        s.served, s.ready = g["served"], g["ready"]
+
+
+def _last(col: pl.Expr, where: pl.Expr, by: list[str], *, first: bool = False) -> pl.Expr:
+    """``col`` of the last (or first) row where ``where`` holds, in the order of the ``by`` columns."""
+    kept = col.filter(where).sort_by([pl.col(b).filter(where) for b in by])
+    return kept.first() if first else kept.last()
+
+
+def _cuts(data: RunData, rows: pl.DataFrame) -> dict[str, list[tuple[int, str | None]]]:
     """Per file, the first line of each lifetime (1 for the first), with what started it (None: no
     marker). Reads known kinds and the ``[shutdown]`` lines only, so that a sparse read (which skips
-    other unparsed lines) cuts where a full read does."""
+    other unparsed lines) cuts where a full read does. Only the lines that can cut are read as
+    events; which processes a file printed from since its last cut is asked of ``rows``."""
     out: dict[str, list[tuple[int, str | None]]] = {}
     seen: dict[
         str, dict[str, tuple[str | None, float | None]]
     ] = {}  # file -> family -> (process, t) of its first
-    procs: dict[str, set[str]] = {}  # file -> processes seen in the current lifetime
+    since: dict[str, tuple[int, int]] = {}  # file -> (line, seq) of the current lifetime's first event
     after: dict[str, bool] = {}  # file -> a [shutdown] line since the current lifetime's start
-    for e in _in_line_order(events):
-        f = e.file
-        if f not in out:
-            out[f], seen[f], procs[f], after[f] = [(1, None)], {}, set(), False
+    for f in rows["file"].unique(maintain_order=True):
+        out[f], seen[f], since[f], after[f] = [(1, None)], {}, (-1, -1), False
+    few = rows.filter(pl.col("kind").is_in((*_STARTUP_KINDS, "unparsed")))
+    for seq, f, line in few.select("seq", "file", "line").iter_rows():
+        e = data.events[seq]
         if e.kind == "unparsed":
             if SHUTDOWN in (e.raw or getattr(e, "text", "")):
                 after[f] = True
@@ -229,31 +306,31 @@ def _cuts(events: Sequence[Event]) -> dict[str, list[tuple[int, str | None]]]:
         fam = _family(e)
         if fam is not None:
             if fam in seen[f] and _new_start(seen[f][fam], e):
-                out[f].append((e.line, fam))
-                seen[f], procs[f], after[f] = {}, set(), False
+                out[f].append((line, fam))
+                seen[f], since[f], after[f] = {}, (line, seq), False
             elif len(out[f]) == 1 and out[f][0][1] is None:
                 out[f][0] = (1, fam)
             seen[f].setdefault(fam, (e.process, e.t_s))
-        elif after[f] and e.kind in _STARTUP_KINDS and e.process and e.process not in procs[f]:
-            out[f].append((e.line, "restart after shutdown"))
-            seen[f], procs[f], after[f] = {}, set(), False
-        if e.process:
-            procs[f].add(e.process)
+        elif after[f] and e.process and not _printed(rows, f, e.process, since[f], (line, seq)):
+            out[f].append((line, "restart after shutdown"))
+            seen[f], since[f], after[f] = {}, (line, seq), False
     return out
 
 
-def _in_line_order(events: Sequence[Event]) -> list[Event]:
-    """Each file's events in line order, file after file: the run's order merges files by time, and
-    a file whose times run backwards (two logs joined out of order) is reordered there."""
-    per: dict[str, list[Event]] = {}
-    for e in events:
-        per.setdefault(e.file, []).append(e)
-    out: list[Event] = []
-    for evs in per.values():
-        if any(b.line < a.line for a, b in zip(evs, evs[1:], strict=False)):
-            evs.sort(key=lambda e: e.line)
-        out += evs
-    return out
+def _printed(rows: pl.DataFrame, f: str, process: str, lo: tuple[int, int], hi: tuple[int, int]) -> bool:
+    """Did ``process`` print a known line of ``f`` from position ``lo`` up to (not with) ``hi``?
+    (Positions are (line, seq): a file's line order.)"""
+    line, seq = pl.col("line"), pl.col("seq")
+    at_or_after = (line > lo[0]) | ((line == lo[0]) & (seq >= lo[1]))
+    before = (line < hi[0]) | ((line == hi[0]) & (seq < hi[1]))
+    hit = rows.filter(
+        (pl.col("file") == f)
+        & (pl.col("process") == process)
+        & (pl.col("kind") != "unparsed")
+        & at_or_after
+        & before
+    )
+    return hit.height > 0
 
 
 def _new_start(first: tuple[str | None, float | None], e: Event) -> bool:
