@@ -6,10 +6,11 @@ lines), states its method in words, and says why not when the log lacks what it 
 
 from __future__ import annotations
 
+import heapq
 import math
 import statistics
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -105,14 +106,23 @@ class RunData:
 
     @cached_property
     def settings(self) -> Settings:
-        return settings_of(self.events)
+        return settings_of(
+            [self.events[i] for i in self.seqs("config", "scheduler_limits", "max_concurrency")]
+        )
 
     @cached_property
     def engine_version(self) -> str | None:
-        for e in self.events:
-            if e.kind == "version":
-                return str(getattr(e, "engine_version", "")) or None
-        return None
+        seqs = self.kind_index.get("version")
+        return str(getattr(self.events[seqs[0]], "engine_version", "")) or None if seqs else None
+
+    def seqs(self, *kinds: str) -> Iterable[int]:
+        """The run-order indexes of the events of these kinds, in order (from ``kind_index``: no pass
+        over the run, no event object made)."""
+        index = self.kind_index
+        found = [index[k] for k in kinds if k in index]
+        if len(found) <= 1:
+            return found[0] if found else ()
+        return heapq.merge(*found)
 
     def event(self, seq: int) -> Event:
         return self.events[seq]

@@ -7,10 +7,10 @@ A section is ``None`` when the log lacks what it needs, with the reason in ``not
 from __future__ import annotations
 
 import json
-from array import array
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
+import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.aftermath import DisturbanceSegment, disturbance_segments
@@ -164,55 +164,71 @@ def _version() -> str:
 
 def _coverage(data: RunData, lines: int) -> Coverage:
     """Lines no event covers are the unparsed ones: counted the same whether the reader kept the
-    unparsed records (careful path) or skipped lines without an anchor (sparse path)."""
-    known = 0
+    unparsed records (careful path) or skipped lines without an anchor (sparse path).
+
+    Counted on the kind frames: the distinct (file, line) pairs the known records' ``line`` ..
+    ``end_line`` ranges cover, per file as the union of the ranges sorted by first line (each adds
+    what it reaches past the furthest line before it), with no set of pairs and no event object."""
+    spans = _spans(data)
+    known = spans.height
     candidates = 0
-    spans: dict[str, tuple[array[int], array[int]]] = {}  # file -> (first lines, last lines)
-    for e in data.events:
-        if e.kind == "unparsed":
-            candidates += 1 if getattr(e, "candidate", None) else 0
-            continue
-        known += 1
-        starts, ends = spans.get(e.file) or spans.setdefault(e.file, (array("q"), array("q")))
-        starts.append(e.line)
-        ends.append(e.end_line or e.line)
-    covered = sum(_union_length(starts, ends) for starts, ends in spans.values())
+    if "unparsed" in data.kind_index:
+        candidates = int(data.frame("unparsed")["candidate"].fill_null("").str.len_chars().gt(0).sum())
+    reach = pl.col("end").cum_max().shift(1).over("file")  # the furthest line covered before this record
+    gain = pl.col("end") - pl.max_horizontal(pl.col("line") - 1, reach.fill_null(pl.col("line") - 1))
+    covered = int(
+        spans.filter(pl.col("end") >= pl.col("line"))
+        .sort(["file", "line"])
+        .select(gain.clip(lower_bound=0).sum())
+        .item()
+        or 0
+    )
     return Coverage(
         lines=lines, events=known, unparsed=max(0, lines - covered), unparsed_candidates=candidates
     )
 
 
-def _union_length(starts: array[int], ends: array[int]) -> int:
-    """How many distinct line numbers the records ``starts[k]..ends[k]`` (inclusive) cover.
+def _spans(data: RunData) -> pl.DataFrame:
+    """(file, line, end) of every known record: its first and last physical line."""
+    parts = [
+        data.frame(kind).select(
+            pl.col("file"),
+            pl.col("line").cast(pl.Int64),
+            pl.when(pl.col("end_line").fill_null(0) == 0)
+            .then(pl.col("line"))
+            .otherwise(pl.col("end_line"))
+            .cast(pl.Int64)
+            .alias("end"),
+        )
+        for kind in data.kind_index
+        if kind != "unparsed"
+    ]
+    if not parts:
+        return pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "end": pl.Int64})
+    return pl.concat(parts)
 
-    The count of a set of every covered (file, line) pair, without that set: on an event-dense log
-    it held a tuple per event (~150 bytes each). Records come in line order but for a few (a block
-    printed around other lines); those few are sorted first."""
-    order: range | list[int] = range(len(starts))
-    if any(starts[k] < starts[k - 1] for k in range(1, len(starts))):
-        order = sorted(order, key=starts.__getitem__)
-    total = 0
-    reach = None  # the last line covered so far
-    for k in order:
-        first, last = starts[k], ends[k]
-        if last < first:
-            continue  # an empty range covers nothing
-        if reach is None or first > reach:
-            total += last - first + 1
-            reach = last
-        elif last > reach:
-            total += last - reach
-            reach = last
-    return total
+
+def _last_line(data: RunData) -> int:
+    """The last physical line any record reaches (the line count when the reader gave none)."""
+    ends = [
+        data.frame(kind)
+        .select(
+            pl.when(pl.col("end_line").fill_null(0) == 0)
+            .then(pl.col("line"))
+            .otherwise(pl.col("end_line"))
+            .max()
+        )
+        .item()
+        for kind in data.kind_index
+    ]
+    return max((int(x) for x in ends if x is not None), default=0)
 
 
 def build_report(run: RunLike | RunData) -> Report:
     """Run every analysis on ``run`` and gather the results."""
     data = RunData.of(run)
     stats = getattr(run, "stats", None)
-    lines = int(getattr(stats, "lines", 0) or 0) or max(
-        (e.end_line or e.line for e in data.events), default=0
-    )
+    lines = int(getattr(stats, "lines", 0) or 0) or _last_line(data)
     sd = stable_decode(data)
     results: dict[str, BaseModel] = {
         "stable_decode": sd,
@@ -236,7 +252,7 @@ def build_report(run: RunLike | RunData) -> Report:
         not_applicable["decode_under_load"] = dul.reason
     sections["decode_under_load"] = None if isinstance(dul, NotApplicable) else dul
     sections["bench"] = bench_section(
-        [e for e in data.events if isinstance(e, BenchResult)],
+        [cast(BenchResult, data.events[i]) for i in data.kind_index.get("bench_result", ())],
         sections["stable_decode"],
         sections["prefill"],
         sections["decode_under_load"],

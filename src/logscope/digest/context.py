@@ -7,7 +7,6 @@ then reports nothing (it cannot tell a problem from its absence).
 
 from __future__ import annotations
 
-import heapq
 import importlib
 import inspect
 import re
@@ -79,9 +78,12 @@ class Context:
     def engines(self) -> dict[str, int]:
         """Events per engine (a run can mix files: a server log and a client's output)."""
         out: dict[str, int] = {}
-        for e in self.data.events:
-            if e.engine is not None and e.kind != "unparsed":
-                out[e.engine] = out.get(e.engine, 0) + 1
+        for kind in self.data.kind_index:
+            if kind == "unparsed":
+                continue
+            counts = self.data.frame(kind)["engine"].drop_nulls().value_counts()
+            for engine, n in counts.iter_rows():
+                out[engine] = out.get(engine, 0) + n
         return out
 
     @cached_property
@@ -102,11 +104,7 @@ class Context:
 
     def _seqs(self, kinds: Sequence[str]) -> Iterable[int]:
         """The run-order indexes of the events of these kinds, in order (no pair made per event)."""
-        index = self.data.kind_index
-        seqs = [index[k] for k in kinds if k in index]
-        if len(seqs) <= 1:
-            return seqs[0] if seqs else ()
-        return heapq.merge(*seqs)
+        return self.data.seqs(*kinds)
 
     def has(self, kind: str) -> bool:
         return kind in self.data.kind_index
