@@ -157,7 +157,9 @@ class Run:
         split = self._split()
         if len(split.items) > 1 and self.chosen is None:
             return self.lifetime().analyze(metrics=metrics, slo=slo)
-        data = self.run_data()  # one for the lifetimes, the report and the rules: frames, series and stalls are built once
+        data = (
+            self.run_data()
+        )  # one for the lifetimes, the report and the rules: frames, series and stalls are built once
         with fewer_collections():  # the analyses make frames and lists over every event (logscope.collector)
             report = build_report(data)
             if metrics:

@@ -30,12 +30,22 @@ from tests.conftest import FIXTURES
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 60), st.integers(-2, 8)), max_size=40))
 def test_union_length_counts_the_covered_lines(spans: list[tuple[int, int]]) -> None:
-    from array import array
+    import polars as pl
 
-    starts = array("q", [s for s, _n in spans])
-    ends = array("q", [s + n for s, n in spans])  # n < 0: an empty range
-    expected = {line for s, n in spans for line in range(s, s + n + 1)}
-    assert _union_length(starts, ends) == len(expected)
+    frame = pl.DataFrame(
+        {
+            "file": ["a.log" if k % 3 else "b.log" for k in range(len(spans))],
+            "line": [s for s, _n in spans],
+            "end": [s + n for s, n in spans],  # n < 0: an empty range
+        },
+        schema={"file": pl.Utf8, "line": pl.Int64, "end": pl.Int64},
+    )
+    expected = {
+        ("a.log" if k % 3 else "b.log", line)
+        for k, (s, n) in enumerate(spans)
+        for line in range(s, s + n + 1)
+    }
+    assert _union_length(frame) == len(expected)
 
 
 # -- merge of several files' events ------------------------------------------------------------------

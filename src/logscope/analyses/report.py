@@ -174,18 +174,25 @@ def _coverage(data: RunData, lines: int) -> Coverage:
     candidates = 0
     if "unparsed" in data.kind_index:
         candidates = int(data.frame("unparsed")["candidate"].fill_null("").str.len_chars().gt(0).sum())
+    covered = _union_length(spans)
+    return Coverage(
+        lines=lines, events=known, unparsed=max(0, lines - covered), unparsed_candidates=candidates
+    )
+
+
+def _union_length(spans: pl.DataFrame) -> int:
+    """How many distinct (file, line) pairs the records ``line``..``end`` (inclusive) cover: per file,
+    ranges sorted by first line, each adding what it reaches past the furthest line before it (an
+    empty range, ``end < line``, covers nothing)."""
     reach = pl.col("end").cum_max().shift(1).over("file")  # the furthest line covered before this record
     gain = pl.col("end") - pl.max_horizontal(pl.col("line") - 1, reach.fill_null(pl.col("line") - 1))
-    covered = int(
+    total = (
         spans.filter(pl.col("end") >= pl.col("line"))
         .sort(["file", "line"])
         .select(gain.clip(lower_bound=0).sum())
         .item()
-        or 0
     )
-    return Coverage(
-        lines=lines, events=known, unparsed=max(0, lines - covered), unparsed_candidates=candidates
-    )
+    return int(total or 0)
 
 
 def _spans(data: RunData) -> pl.DataFrame:
