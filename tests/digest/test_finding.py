@@ -7,6 +7,7 @@ from logscope.digest.finding import (
     Finding,
     at_or_above,
     count_ranks,
+    count_ranks_of,
     evidence_list,
     evidence_of,
     rank_label,
@@ -51,6 +52,24 @@ def test_count_ranks_sorts_numerically_and_counts_ray_copies() -> None:
     assert total == 4 + 35
     assert list(ranks) == ["TP0", "TP2", "TP10", "RayWorkerWrapper pid=7, ip=10.0.0.1", RAY_COPIES]
     assert ranks["TP2"] == 2 and ranks[RAY_COPIES] == 34
+
+
+def test_count_ranks_of_a_frame_is_count_ranks_of_its_events() -> None:
+    """Real logs: Ray's dedup (repeated lines), TP ranks, DP ranks and process tags."""
+    import logscope
+    from logscope.analyses.base import RunData
+    from tests.conftest import FIXTURES
+
+    for name in (
+        "vllm/corpus/v0-ray-multinode-405b-repeated-across-cluster.log",
+        "sglang/formats/1_prefixes.log",
+        "digest/AR01/fail-vllm-ray.log",
+    ):
+        data = RunData.of(logscope.load(FIXTURES / name))
+        for kind, seqs in data.kind_index.items():
+            events = [data.events[i] for i in seqs]
+            assert count_ranks_of(data.frame(kind)) == count_ranks(events), (name, kind)
+    assert count_ranks_of(data.frame(kind).clear()) == (0, {})
 
 
 def test_evidence_points_at_the_line_that_holds_the_text() -> None:

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Literal
 
+import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import Evidence
@@ -93,6 +94,33 @@ def count_ranks(events: Iterable[Event]) -> tuple[int, dict[str, int]]:
     return total, dict(sorted(ranks.items(), key=lambda kv: _rank_key(kv[0])))
 
 
+def count_ranks_of(rows: pl.DataFrame) -> tuple[int, dict[str, int]]:
+    """``count_ranks`` of a kind frame's rows (columns ``repeated``, ``tp_rank``, ``dp_rank``,
+    ``process``): the same count and labels, with no event object made."""
+    if rows.height == 0:
+        return 0, {}
+    tp, dp, proc = pl.col("tp_rank").cast(pl.Utf8), pl.col("dp_rank").cast(pl.Utf8), pl.col("process")
+    label = (
+        pl.when(tp.is_not_null() & dp.is_null())
+        .then(pl.lit("TP") + tp)
+        .when(tp.is_not_null())
+        .then(pl.lit("DP") + dp + pl.lit(" TP") + tp)
+        .when(dp.is_not_null())
+        .then(pl.lit("DP") + dp)
+        .when(proc.is_not_null() & (proc != ""))
+        .then(proc)
+        .otherwise(pl.lit("main"))
+    )
+    rep = pl.col("repeated")
+    per = rows.group_by(label.alias("label")).agg(pl.len().alias("n"))
+    ranks: dict[str, int] = dict(zip(per["label"].to_list(), per["n"].to_list(), strict=True))
+    copies = int(rows.select((rep - 1).clip(lower_bound=0).sum()).item() or 0)
+    if copies:
+        ranks[RAY_COPIES] = copies
+    total = int(rows["repeated"].sum())
+    return total, dict(sorted(ranks.items(), key=lambda kv: _rank_key(kv[0])))
+
+
 def _rank_key(label: str) -> tuple[int, int, int, str]:
     """Sort TP/DP labels numerically, then the rest by name."""
     m = re.fullmatch(r"(?:DP(\d+))? ?(?:TP(\d+))?", label)
@@ -150,6 +178,7 @@ __all__ = [
     "Severity",
     "at_or_above",
     "count_ranks",
+    "count_ranks_of",
     "evidence_list",
     "evidence_of",
     "rank_label",

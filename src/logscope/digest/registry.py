@@ -15,7 +15,7 @@ import inspect
 import re
 from collections.abc import Iterable, Iterator
 from importlib.metadata import entry_points
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from logscope.digest.context import ANALYSES, Context
 from logscope.digest.finding import (
@@ -26,10 +26,14 @@ from logscope.digest.finding import (
     Finding,
     Severity,
     count_ranks,
+    count_ranks_of,
     evidence_list,
 )
 from logscope.errors import LogscopeError
 from logscope.events import KINDS, Event
+
+if TYPE_CHECKING:
+    import polars as pl
 
 ENTRY_POINT_GROUP = "logscope.rules"
 BUILTIN_MODULE = "logscope.digest.rules"
@@ -85,11 +89,14 @@ class Rule:
         fix: str,
         events: Iterable[Event] = (),
         evidence: Iterable[EvidenceItem] | None = None,
+        *,
+        rows: pl.DataFrame | None = None,
     ) -> Finding:
         """A finding of this rule: ``events`` are counted (per rank); ``evidence`` (default: ``events``)
-        gives the lines shown."""
+        gives the lines shown. ``rows`` (a kind frame's rows) are counted instead of ``events`` when
+        given: a rule that works on frames makes no event object for what it only counts."""
         evs = list(events)
-        count, ranks = count_ranks(evs)
+        count, ranks = count_ranks(evs) if rows is None else count_ranks_of(rows)
         return Finding(
             code=self.code,
             slug=self.slug,

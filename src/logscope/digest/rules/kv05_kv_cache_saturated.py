@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import polars as pl
+
 from logscope.analyses.kvsat import FULL_PCT as FULL_EPISODE_PCT
 from logscope.digest.context import Context
 from logscope.digest.finding import EvidenceItem, Finding
 from logscope.digest.registry import Rule, register
-from logscope.events import Event
 
 FULL_PCT = 98.0  # KV usage taken as full
 MIN_WINDOWS = 2  # a pattern, not one window
@@ -48,25 +49,17 @@ class KvCacheSaturated(Rule):
     kinds = ("throughput", "decode_batch", "prefill_batch")
 
     def check(self, ctx: Context) -> Iterable[Finding]:
-        full: list[tuple[Event, float, int]] = []
-        for _i, e in ctx.of_kind("throughput", "decode_batch", "prefill_batch"):
-            pct, waiting = _usage_pct(e), _waiting(e)
-            if pct is not None and pct >= FULL_PCT and waiting > 0:
-                full.append((e, pct, waiting))
-        if len(full) < MIN_WINDOWS:
+        lines = _kv_lines(ctx)
+        full = lines.filter((pl.col("pct") >= FULL_PCT) & (pl.col("waiting") > 0))
+        if full.height < MIN_WINDOWS:
             return []
-        worst = max(full, key=lambda x: (x[2], x[1]))
-        total = len(
-            [
-                1
-                for _i, e in ctx.of_kind("throughput", "decode_batch", "prefill_batch")
-                if _usage_pct(e) is not None
-            ]
-        )
+        top = full.sort(["waiting", "pct", "seq"], descending=[True, True, False]).row(0, named=True)
+        worst = ctx.events[top["seq"]]  # most waiting, then fullest; the first such line
+        total = lines.height
         msg = (
-            f"The KV cache was {FULL_PCT:g} % full or more while requests waited in {len(full)} of {total} lines "
-            f"(most waiting at line {worst[0].line}: {worst[2]} waiting, {getattr(worst[0], 'running', 0)} running, "
-            f"KV {worst[1]:.1f} % full): the KV cache, not compute, set the concurrency."
+            f"The KV cache was {FULL_PCT:g} % full or more while requests waited in {full.height} of {total} lines "
+            f"(most waiting at line {worst.line}: {top['waiting']} waiting, {getattr(worst, 'running', 0)} running, "
+            f"KV {top['pct']:.1f} % full): the KV cache, not compute, set the concurrency."
         )
         episodes = ctx.analysis("kv_saturation") or []
         if (
@@ -82,19 +75,44 @@ class KvCacheSaturated(Rule):
             "Give the KV cache more room (`--gpu-memory-utilization` / `--mem-fraction-static`, FP8 KV cache, more "
             "GPUs), shorten requests, or send less load."
         )
-        events = [e for e, _p, _w in full]
-        evidence: list[EvidenceItem] = [worst[0], events[0], events[-1]]
-        return [self.finding(msg, fix, events, evidence)]
+        seqs = full["seq"]
+        evidence: list[EvidenceItem] = [worst, ctx.events[seqs[0]], ctx.events[seqs[-1]]]
+        return [self.finding(msg, fix, evidence=evidence, rows=full)]
 
 
-def _usage_pct(e: Event) -> float | None:
-    if e.kind == "throughput":
-        v = getattr(e, "gpu_kv_cache_pct", None)
-        return float(v) if v is not None else None
-    v = getattr(e, "token_usage", None)
-    return float(v) * 100 if v is not None else None
-
-
-def _waiting(e: Event) -> int:
-    v = getattr(e, "waiting", None) if e.kind == "throughput" else getattr(e, "queue", None)
-    return int(v or 0)
+def _kv_lines(ctx: Context) -> pl.DataFrame:
+    """The periodic lines that print the KV usage, in run order: ``seq``, ``pct`` (KV usage, %),
+    ``waiting`` (vLLM ``Waiting``/``Pending``, SGLang ``#queue-req``; 0 when not printed) and the
+    columns a finding counts ranks from."""
+    keep = ("seq", "repeated", "tp_rank", "dp_rank", "process")
+    parts = []
+    if ctx.has("throughput"):
+        parts.append(
+            ctx.frame("throughput").select(
+                *keep,
+                pl.col("gpu_kv_cache_pct").alias("pct"),
+                pl.col("waiting").fill_null(0).alias("waiting"),
+            )
+        )
+    for kind in ("decode_batch", "prefill_batch"):
+        if ctx.has(kind):
+            parts.append(
+                ctx.frame(kind).select(
+                    *keep,
+                    (pl.col("token_usage") * 100).alias("pct"),
+                    pl.col("queue").fill_null(0).alias("waiting"),
+                )
+            )
+    if not parts:
+        return pl.DataFrame(
+            schema={
+                "seq": pl.Int64,
+                "repeated": pl.Int64,
+                "tp_rank": pl.Int64,
+                "dp_rank": pl.Int64,
+                "process": pl.Utf8,
+                "pct": pl.Float64,
+                "waiting": pl.Int64,
+            }
+        )
+    return pl.concat(parts).filter(pl.col("pct").is_not_null()).sort("seq")

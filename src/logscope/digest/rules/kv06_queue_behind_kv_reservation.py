@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import polars as pl
+
 from logscope.digest.context import Context
 from logscope.digest.finding import EvidenceItem, Finding
 from logscope.digest.registry import Rule, register
 from logscope.digest.rules.kv05_kv_cache_saturated import FULL_PCT
-from logscope.events import Event
 
 MIN_LINES = 5  # consecutive Decode batch lines with a queue: 200 decode steps at the default interval
 MAX_RUNNING_SHARE = 0.5  # running at most this share of max_running_requests: the batch limit was not it
@@ -58,17 +59,19 @@ class QueueBehindKvReservation(Rule):
         kv = ctx.analysis("kv_pool")
         cap = getattr(kv, "max_running_requests", None)
         tokens = getattr(kv, "tokens", None)
-        best: list[Event] = []
-        for lines in _groups(ctx):
-            for run in _queued_runs(lines, cap):
-                if len(run) > len(best):
-                    best = run
-        if len(best) < MIN_LINES:
+        groups = _groups(ctx)
+        best = groups[0].clear()
+        for lines in groups:
+            for lo, hi in _queued_runs(lines, cap):
+                if hi - lo > best.height:
+                    best = lines.slice(lo, hi - lo)
+        if best.height < MIN_LINES:
             return []
-        first, last = best[0], best[-1]
-        worst = max(best, key=lambda e: int(getattr(e, "queue", 0) or 0))
-        running = sorted({int(getattr(e, "running", 0)) for e in best})
-        top = max((_usage(e) or 0.0) for e in best)
+        seqs = best["seq"]
+        first, last = ctx.events[seqs[0]], ctx.events[seqs[-1]]
+        worst = ctx.events[seqs[best["queue"].arg_max() or 0]]  # the first line with the longest queue
+        running = sorted(set(best["running"].to_list()))
+        top = float(best["usage"].fill_null(0.0).max() or 0.0)
         ran = f"{running[0]}" if len(running) == 1 else f"{running[0]}-{running[-1]}"
         msg = (
             f"Requests queued in {len(best)} consecutive Decode batch lines (lines {first.line}-{last.line}, up to "
@@ -99,54 +102,39 @@ class QueueBehindKvReservation(Rule):
         return [self.finding(msg, fix, [first], evidence)]
 
 
-def _groups(ctx: Context) -> list[list[Event]]:
-    """Decode lines per DP group, one TP rank's copy of each (the group's lowest rank)."""
-    by_dp: dict[int, list[Event]] = {}
-    for _i, e in ctx.of_kind("decode_batch"):
-        by_dp.setdefault(e.dp_rank if e.dp_rank is not None else 0, []).append(e)
-    out = []
-    for lines in by_dp.values():
-        ranks = {e.tp_rank for e in lines if e.tp_rank is not None}
-        low = min(ranks) if ranks else None
-        out.append([e for e in lines if e.tp_rank is None or e.tp_rank == low])
-    return out
+def _groups(ctx: Context) -> list[pl.DataFrame]:
+    """Decode lines per DP group, one TP rank's copy of each (the group's lowest rank), in run order:
+    ``seq``, ``queue`` and ``running`` (0 when not printed), ``usage`` (KV token usage, %)."""
+    df = ctx.frame("decode_batch").select(
+        "seq",
+        pl.col("dp_rank").fill_null(0).alias("dp"),
+        pl.col("tp_rank").alias("tp"),
+        pl.col("queue").fill_null(0).alias("queue"),
+        pl.col("running").fill_null(0).alias("running"),
+        (pl.col("token_usage") * 100).alias("usage"),
+    )
+    tp = pl.col("tp")
+    df = df.filter(tp.is_null() | (tp == tp.min().over("dp")))
+    return df.partition_by("dp", maintain_order=True) or [df]
 
 
-def _queued_runs(lines: list[Event], cap: int | None) -> list[list[Event]]:
-    """Runs of consecutive lines with a queue, few running, no growth in running, KV below full."""
-    runs: list[list[Event]] = []
-    cur: list[Event] = []
-    for e in lines:
-        queue = int(getattr(e, "queue", 0) or 0)
-        running = int(getattr(e, "running", 0) or 0)
-        usage = _usage(e)
-        ok = (
-            queue > 0
-            and running > 0
-            and (usage is None or usage < FULL_PCT)
-            and (not cap or running <= MAX_RUNNING_SHARE * cap)
-            and (not cur or running <= int(getattr(cur[0], "running", 0) or 0))
-        )
-        if ok:
-            cur.append(e)
-            continue
-        if cur:
-            runs.append(cur)
-        cur = (
-            [e]
-            if (
-                queue > 0
-                and running > 0
-                and (usage is None or usage < FULL_PCT)
-                and (not cap or running <= MAX_RUNNING_SHARE * cap)
-            )
-            else []
-        )
-    if cur:
-        runs.append(cur)
+def _queued_runs(lines: pl.DataFrame, cap: int | None) -> list[tuple[int, int]]:
+    """Runs of consecutive lines with a queue, few running, no growth in running, KV below full, as
+    (first, end) row ranges of ``lines``."""
+    usage, running = pl.col("usage"), pl.col("running")
+    queued = (pl.col("queue") > 0) & (running > 0) & (usage.is_null() | (usage < FULL_PCT))
+    if cap:
+        queued &= running <= MAX_RUNNING_SHARE * cap
+    ok = lines.select(queued.alias("ok"))["ok"].to_list()
+    counts = lines["running"].to_list()
+    runs: list[tuple[int, int]] = []
+    start = -1  # the current run's first row (-1: none)
+    for k, (q, n) in enumerate(zip(ok, counts, strict=True)):
+        if q and start >= 0 and n <= counts[start]:
+            continue  # the run goes on: the running count did not grow past its first line's
+        if start >= 0:
+            runs.append((start, k))
+        start = k if q else -1
+    if start >= 0:
+        runs.append((start, len(ok)))
     return runs
-
-
-def _usage(e: Event) -> float | None:
-    v = getattr(e, "token_usage", None)
-    return float(v) * 100 if v is not None else None
