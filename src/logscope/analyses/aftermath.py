@@ -26,7 +26,7 @@ from __future__ import annotations
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
-from logscope.analyses.base import NotApplicable, RunData, bursts, is_gap, median, r
+from logscope.analyses.base import NotApplicable, RunData, bursts, gap_threshold, median, r
 from logscope.analyses.disturbances import _preemptions_unknown
 from logscope.analyses.series import main_series
 from logscope.analyses.stalls import without_stalls
@@ -138,22 +138,16 @@ def disturbance_segments(data: RunData) -> list[DisturbanceSegment] | NotApplica
         return []
     series = without_stalls(data, series)
     iv = series.interval or 10.0
-    samples = series.samples
+    t = pl.col("t_s").cast(pl.Float64)
     win = (
-        pl.DataFrame(
-            {
-                "i": list(range(len(samples))),
-                "seq": [s.seq for s in samples],
-                "line": [s.line for s in samples],
-                "t_s": [s.t_s for s in samples],
-                "gen_tok_s": [s.gen_tok_s for s in samples],
-                "running": [s.running for s in samples],
-                # a new stretch after an idle gap (the engine stopped logging)
-                "gap": [
-                    k == 0 or is_gap(samples[k].t_s - samples[k - 1].t_s, iv) for k in range(len(samples))
-                ],
-            },
-            schema_overrides={"gen_tok_s": pl.Float64, "t_s": pl.Float64},
+        series.frame.select(
+            "seq",
+            "line",
+            t.alias("t_s"),
+            pl.col("gen_tok_s").cast(pl.Float64),
+            "running",
+            # a new stretch after an idle gap (the engine stopped logging): ``is_gap`` on the spacing
+            (pl.int_range(pl.len()) == 0).or_(t.diff() > gap_threshold(iv)).alias("gap"),
         )
         .with_columns(pl.col("gap").cum_sum().alias("stretch"))
         .filter((pl.col("running") > 0) & (pl.col("gen_tok_s") > 0))

@@ -202,7 +202,12 @@ def is_gap(dt: float, interval: float) -> bool:
 
     Printed times have one-second resolution, hence the 1.5 s of slack.
     """
-    return dt > 1.5 * interval + 1.5
+    return dt > gap_threshold(interval)
+
+
+def gap_threshold(interval: float) -> float:
+    """The shortest spacing ``is_gap`` calls a gap (for a polars expression on a time column)."""
+    return 1.5 * interval + 1.5
 
 
 def bursts(times: Sequence[float], gap: float = 30.0) -> list[list[int]]:
