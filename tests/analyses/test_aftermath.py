@@ -30,6 +30,17 @@ def test_v0_preemption_after_two_stats_windows() -> None:
     assert g.after is None and g.after_over_before is None and g.recovered is None  # unknown, not "recovered"
 
 
+def test_a_retraction_with_no_decode_window_to_measure_around() -> None:
+    # formats reference (SGLang prefixes): a retraction line (#retracted_reqs: 3) among decode lines of four
+    # DP groups whose summed series has no window: the segment is reported with both sides unknown (the
+    # windows were once built from the series' rows, and an empty row list made a column polars cannot sum)
+    segs = _segs(FIXTURES / "sglang/formats/1_prefixes.log")
+    assert isinstance(segs, list) and len(segs) == 1
+    g = segs[0]
+    assert (g.kinds, g.count, g.start_line) == (["retract"], 1, 15)
+    assert g.before is None and g.after is None and g.recovered is None
+
+
 def test_v1_stats_window_with_preemptions_is_the_disturbance() -> None:
     # formats reference 2.1 [R]: a window at 1055.3 tok/s with 18 running, then one with 'Preemptions: 4'
     segs = _segs(FIXTURES / "digest/SC01/fail-vllm-v1-stats.log")
