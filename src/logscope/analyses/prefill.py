@@ -206,10 +206,18 @@ def _chunk_size(data: RunData, pf: pl.DataFrame) -> tuple[int | None, str]:
     return None, ""
 
 
-def _prefill_rows(data: RunData) -> list[list[dict[str, Any]]]:
-    """SGLang prefill lines per DP group, each with ``rate`` (the batch's own rate, shifted back one line
-    where the version prints the previous batch's), ``warmup`` (before the ready line) and ``idle`` (the
-    rate spans an idle period: SGLang divides by the time since the previous prefill line)."""
+def _prefill_rows(data: RunData) -> list[pl.DataFrame]:
+    """SGLang prefill lines per DP group (frames in run order), each with ``rate`` (the batch's own rate,
+    shifted back one line where the version prints the previous batch's), ``warmup`` (before the ready
+    line) and ``idle`` (the rate spans an idle period: SGLang divides by the time since the previous
+    prefill line). Made once per run (``RunData.memo``): the prefill section and its chunk series share it."""
+    if "prefill_rows" not in data.memo:
+        data.memo["prefill_rows"] = _make_prefill_rows(data)
+    out: list[pl.DataFrame] = data.memo["prefill_rows"]
+    return out
+
+
+def _make_prefill_rows(data: RunData) -> list[pl.DataFrame]:
     pf = data.frame("prefill_batch").filter(pl.col("t_s").is_not_null())
     if pf.height == 0:
         return []
@@ -217,40 +225,44 @@ def _prefill_rows(data: RunData) -> list[list[dict[str, Any]]]:
     ready = data.ready_seq()
     ver = _version(data.engine_version)
     lagged = ver is not None and ver < (0, 5, 11)
-    out: list[list[dict[str, Any]]] = []
+    rate, gap = pl.col("input_tok_s"), pl.col("t_s").diff()  # gap: the time since the previous prefill line
+    if lagged:  # <= 0.5.10 prints the previous batch's rate: shift it back one line
+        rate, gap = rate.shift(-1), gap.shift(-1)
+    warmup = pl.lit(False) if ready is None else pl.col("seq") < ready
+    out: list[pl.DataFrame] = []
     for (_key,), g in pf.group_by("key", maintain_order=True):
-        rows = [dict(row) for row in g.sort("seq").iter_rows(named=True)]
-        rates = [row["input_tok_s"] for row in rows]
-        gaps = [None] + [b["t_s"] - a["t_s"] for a, b in zip(rows, rows[1:], strict=False)]
-        if lagged:  # <= 0.5.10 prints the previous batch's rate: shift it back one line
-            rates, gaps = rates[1:] + [None], gaps[1:] + [None]
-        typical = median([x for x in gaps if x is not None and x > 0] or [1.0])
-        for row, rate, gap in zip(rows, rates, gaps, strict=True):
-            row["rate"] = rate
-            row["warmup"] = ready is not None and row["seq"] < ready
-            # no earlier prefill line: after the log's own start-up the rate reaches back to it (idle); in a log
-            # that begins mid-run the predecessor is outside the file, and the rate is the batch's own
-            row["idle"] = (ready is not None) if gap is None else gap > max(IDLE_GAP_S, 5 * typical)
-        out.append(rows)
+        g = g.sort("seq").with_columns(rate.alias("rate"), gap.alias("gap"), warmup.alias("warmup"))
+        gaps = g["gap"]
+        typical = median(gaps.filter(gaps > 0).to_list() or [1.0])
+        # no earlier prefill line: after the log's own start-up the rate reaches back to it (idle); in a log
+        # that begins mid-run the predecessor is outside the file, and the rate is the batch's own
+        idle = (
+            pl.when(pl.col("gap").is_null())
+            .then(pl.lit(ready is not None))
+            .otherwise(pl.col("gap") > max(IDLE_GAP_S, 5 * typical))
+        )
+        out.append(g.with_columns(idle.alias("idle")))
     return out
 
 
-def _close(rows: list[dict[str, Any]], cur: list[int]) -> list[ChunkSeries]:
-    """The chunk series of the lines ``cur``: two chunks or more with a usable rate."""
+def _close(rows: dict[str, list[Any]], cur: list[int]) -> list[ChunkSeries]:
+    """The chunk series of the lines ``cur`` (indexes into the group's columns ``rows``): two chunks or
+    more with a usable rate."""
     if len(cur) < 2:
         return []
-    keep = [i for i in cur if not rows[i]["idle"] and rows[i]["rate"] is not None and rows[i]["rate"] > 0]
+    idle, rate = rows["idle"], rows["rate"]
+    keep = [i for i in cur if not idle[i] and rate[i] is not None and rate[i] > 0]
     if len(keep) < 2:
         return []
-    tok = [float(rows[i]["rate"]) for i in keep]
+    tok = [float(rate[i]) for i in keep]
     return [
         ChunkSeries(
             request=0,
-            file=rows[cur[0]]["file"],
-            start_line=rows[cur[0]]["line"],
-            end_line=rows[cur[-1]]["line"],
+            file=rows["file"][cur[0]],
+            start_line=rows["line"][cur[0]],
+            end_line=rows["line"][cur[-1]],
             chunks=len(cur),
-            new_tokens=sum(rows[i]["new_token"] for i in cur),
+            new_tokens=sum(rows["new_token"][i] for i in cur),
             tok_s=tok,
             decay_pct=round((tok[-1] / tok[0] - 1) * 100, 1),
             excluded_chunks=[k + 1 for k, i in enumerate(cur) if i not in keep],
@@ -267,23 +279,26 @@ def chunk_series(data: RunData) -> tuple[list[ChunkSeries], int | None, str]:
     if chunk is None:
         return [], None, ""
     out: list[ChunkSeries] = []
-    for rows in groups:
+    names = ("file", "line", "new_seq", "new_token", "running", "rate", "idle", "warmup")
+    for g in groups:
+        rows = {name: g[name].to_list() for name in names}
+        running, idle, warmup = rows["running"], rows["idle"], rows["warmup"]
         cur: list[int] = []
-        for i, row in enumerate(rows):
-            single = row["new_seq"] == 1
+        for i, new_seq in enumerate(rows["new_seq"]):
+            single = new_seq == 1
             grew = (
                 cur
-                and row["running"] is not None
-                and rows[cur[-1]]["running"] is not None
-                and row["running"] > rows[cur[-1]]["running"]
+                and running[i] is not None
+                and running[cur[-1]] is not None
+                and running[i] > running[cur[-1]]
             )
-            if cur and (not single or grew or row["idle"] and len(cur) > 0 and row["warmup"]):
+            if cur and (not single or grew or idle[i] and len(cur) > 0 and warmup[i]):
                 out += _close(rows, cur)
                 cur = []
-            if not single or row["warmup"]:
+            if not single or warmup[i]:
                 continue
             cur.append(i)
-            if row["new_token"] < chunk:  # the request's last, shorter chunk
+            if rows["new_token"][i] < chunk:  # the request's last, shorter chunk
                 out += _close(rows, cur)
                 cur = []
         out += _close(rows, cur)
@@ -309,38 +324,43 @@ def _sglang_prefill(data: RunData) -> Prefill | NotApplicable:
     pf = data.frame("prefill_batch")
     if pf.height == 0:
         return NotApplicable(reason="no SGLang Prefill batch lines")
-    rows = [row for g in _prefill_rows(data) for row in g if row["rate"] is not None and row["rate"] > 0]
-    if not rows:
+    groups = _prefill_rows(data)
+    rows = pl.concat(groups).filter(pl.col("rate") > 0) if groups else pf.clear()
+    if not rows.height:
         return NotApplicable(
             reason=f"{pf.height} Prefill batch lines, none with `input throughput (token/s)` "
             "(SGLang prints it from 0.5.9 on, or in PD-disaggregation prefill mode)"
         )
-    used = [row for row in rows if not row["warmup"] and not row["idle"]] or rows
-    small = [row for row in used if (row["new_token"] or 0) < MIN_BATCH_TOKENS]
-    if len(small) == len(used):
+    warm, idle = pl.col("warmup"), pl.col("idle")
+    used = rows.filter(~warm & ~idle)
+    if not used.height:
+        used = rows
+    tokens = pl.col("new_token").fill_null(0)
+    small = used.filter(tokens < MIN_BATCH_TOKENS)
+    if small.height == used.height:
         return NotApplicable(
-            reason=f"{len(used)} Prefill batch line(s) with a rate, each of fewer than "
+            reason=f"{used.height} Prefill batch line(s) with a rate, each of fewer than "
             f"{MIN_BATCH_TOKENS} new tokens: SGLang divides a batch's tokens by the time since "
             "the previous prefill line, so such a small batch's rate measures that spacing, not "
             "a prefill speed"
         )
-    used = [row for row in used if (row["new_token"] or 0) >= MIN_BATCH_TOKENS]
-    vals = [float(row["rate"]) for row in used]
-    dropped_warm = sum(1 for row in rows if row["warmup"])
-    dropped_idle = sum(1 for row in rows if row["idle"] and not row["warmup"])
+    used = used.filter(tokens >= MIN_BATCH_TOKENS)
+    vals = [float(v) for v in used["rate"].to_list()]
+    dropped_warm = rows.filter(warm).height
+    dropped_idle = rows.filter(idle & ~warm).height
     series, chunk, note = chunk_series(data)
     method = (
         f"Input throughput of {len(vals)} Prefill batch lines (each the rate of one prefill batch on its DP "
         f"group): mean, median, min and max"
     )
-    if used is not rows and (dropped_warm or dropped_idle):
+    if dropped_warm or dropped_idle:
         method += (
             f", leaving out {dropped_warm} warm-up line(s) before the ready line and {dropped_idle} line(s) "
             f"after an idle pause (their rate counts the idle time)"
         )
-    if small:
+    if small.height:
         method += (
-            f", and {len(small)} line(s) of fewer than {MIN_BATCH_TOKENS} new tokens (too few tokens: their "
+            f", and {small.height} line(s) of fewer than {MIN_BATCH_TOKENS} new tokens (too few tokens: their "
             "rate measures the spacing of the lines, not a prefill)"
         )
     method += "."
