@@ -62,7 +62,7 @@ class Run:
         if self._data is None or self._data.events is not self.events:
             from logscope.analyses.base import RunData
 
-            self._data = RunData.of(self)
+            self._data = RunData.of(self, fresh=True)
         return self._data
 
     def __repr__(self) -> str:  # short (the events are many): logscope.render.notebook

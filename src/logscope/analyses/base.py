@@ -75,9 +75,17 @@ class RunData:
     )  # the run's read statistics (``ReadStats``), when it has them
 
     @classmethod
-    def of(cls, run: RunLike | RunData) -> RunData:
+    def of(cls, run: RunLike | RunData, *, fresh: bool = False) -> RunData:
+        """``run`` as the analyses see it: a ``Run``'s own (``Run.run_data``: its frames, series and
+        memos, built once, are shared by the report, the rules, the plots and compare), or a new one
+        for any other run-like object or with ``fresh``."""
         if isinstance(run, RunData):
             return run
+        shared = None if fresh else getattr(run, "run_data", None)
+        if callable(shared):
+            data = shared()
+            if isinstance(data, RunData):
+                return data
         return cls(
             events=run.events, engine=run.engine, files=list(run.files), stats=getattr(run, "stats", None)
         )

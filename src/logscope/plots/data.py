@@ -85,12 +85,9 @@ class PlotInput:
         )
         times: dict[int, float] = {}
         first_file = data.files[0] if data.files else None
-        for e in data.events:
-            if (
-                e.kind in _STARTUP_KINDS
-                and e.t_s is not None
-                and (first_file is None or e.file == first_file)
-            ):
+        for seq in data.seqs(*_STARTUP_KINDS):  # the start-up lines only, in run order
+            e = data.events[seq]
+            if e.t_s is not None and (first_file is None or e.file == first_file):
                 times.setdefault(e.line, e.t_s)
         pf = data.frame("prefill_batch")
         ready = data.ready_seq()
