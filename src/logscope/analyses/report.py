@@ -29,6 +29,7 @@ from logscope.analyses.preempted import PreemptedRequest, preempted_requests
 from logscope.analyses.prefill import Prefill, prefill
 from logscope.analyses.quirks import quirks_for
 from logscope.analyses.ranks import Ranks, ranks
+from logscope.analyses.registry import ANALYSES
 from logscope.analyses.requests import RequestsSection, requests_section
 from logscope.analyses.slo import SloSection
 from logscope.analyses.spec import SpecDecode, spec_decode
@@ -36,7 +37,7 @@ from logscope.analyses.stalls import Stalls, stalls
 from logscope.events import BenchResult
 from logscope.version import __version__
 
-SECTIONS = ("stable_decode", "prefill", "spec_decode", "kv_pool", "cold_start", "disturbances")
+SECTIONS = tuple(a.name for a in ANALYSES if a.contract)  # the contract's first sections
 
 
 class Coverage(BaseModel):

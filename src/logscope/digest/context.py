@@ -18,23 +18,13 @@ from typing import Any
 import polars as pl
 
 from logscope.analyses.base import NotApplicable, RunData, RunLike
+from logscope.analyses.registry import ANALYSES as REGISTERED
 from logscope.analyses.settings import Settings
 from logscope.events import Event
 
-# analysis name -> "module:function" (called with RunData, and the stable decode result when it takes two)
-ANALYSES: dict[str, str] = {
-    "stable_decode": "logscope.analyses.decode:stable_decode",
-    "decode_under_load": "logscope.analyses.decode_load:decode_under_load",
-    "prefill": "logscope.analyses.prefill:prefill",
-    "spec_decode": "logscope.analyses.spec:spec_decode",
-    "kv_pool": "logscope.analyses.kv:kv_pool",
-    "cold_start": "logscope.analyses.coldstart:cold_start",
-    "disturbances": "logscope.analyses.disturbances:disturbances",
-    "bench": "logscope.analyses.bench:bench",
-    "stalls": "logscope.analyses.stalls:stalls",
-    "ranks": "logscope.analyses.ranks:ranks",
-    "kv_saturation": "logscope.analyses.kvsat:kv_saturation",
-}
+# analysis name -> "module:function" (called with RunData, and the stable decode result when it takes two;
+# None: only in a report), from the one registry of the report's analyses
+ANALYSES: dict[str, str | None] = {a.name: a.compute for a in REGISTERED}
 
 # kinds whose raw text the text rules search (warnings and errors by level, lines no grammar took)
 TEXT_KINDS = ("warning", "error", "unparsed", "oom")
@@ -183,7 +173,8 @@ class Context:
         if self.report is not None and name in getattr(type(self.report), "model_fields", {}):
             value = getattr(self.report, name)
         elif name in ANALYSES:
-            fn = _load(ANALYSES[name])
+            spec = ANALYSES[name]
+            fn = _load(spec) if spec else None
             if fn is not None:
                 value = _call(fn, self)
         if isinstance(value, NotApplicable):

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from logscope.analyses.registry import ANALYSES
 from logscope.analyses.report import Report
 from logscope.render.doc import (
     Block,
@@ -48,31 +49,11 @@ EVIDENCE_CHARS = (2000, 500, 300, 0, 0)  # an evidence line longer than this is 
 SEVERITY_ORDER = {"error": 0, "critical": 0, "warning": 1, "warn": 1, "info": 2, "note": 3}
 JSON_HINT = "the JSON report (`--format json`)"
 
-SECTION_TITLES = {
-    "stable_decode": "Stable decode",
-    "decode_under_load": "Decode under load",
-    "prefill": "Prefill",
-    "spec_decode": "Speculative decoding",
-    "kv_pool": "KV pool",
-    "cold_start": "Cold start",
-    "disturbances": "Disturbances",
-    "requests": "Requests",
-    "bench": "Client benchmark",
-    "stalls": "Stalls and hangs",
-    "ranks": "Ranks",
-    "metrics": "Server metrics",
-    "slo": "SLO gates",
-}
-OPTIONAL_SECTIONS = ("bench", "stalls", "ranks", "decode_under_load", "metrics", "slo", "requests")
+SECTION_TITLES = {a.name: a.title for a in ANALYSES if a.title}  # in the order the sections are shown
+OPTIONAL_SECTIONS = tuple(a.name for a in ANALYSES if a.optional)
 # optional sections shown only when they hold something (a run without stalls says so in its JSON)
 SHOWN_WHEN = {"stalls": lambda res: bool(getattr(res, "spans", None))}
-SECTION_FIGURES = {
-    "stable_decode": ("throughput",),
-    "prefill": ("prefill_chunks",),
-    "spec_decode": ("spec_acceptance",),
-    "cold_start": ("cold_start",),
-    "metrics": ("metrics_latency", "metrics_load"),
-}
+SECTION_FIGURES = {a.name: a.figures for a in ANALYSES if a.figures}
 
 
 # -- numbers ---------------------------------------------------------------------------------------

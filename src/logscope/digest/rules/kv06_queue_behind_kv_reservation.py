@@ -71,7 +71,7 @@ class QueueBehindKvReservation(Rule):
         first, last = ctx.events[seqs[0]], ctx.events[seqs[-1]]
         worst = ctx.events[seqs[best["queue"].arg_max() or 0]]  # the first line with the longest queue
         running = sorted(set(best["running"].to_list()))
-        top = float(best["usage"].fill_null(0.0).max() or 0.0)
+        top = max(best["usage"].fill_null(0.0).to_list())
         ran = f"{running[0]}" if len(running) == 1 else f"{running[0]}-{running[-1]}"
         msg = (
             f"Requests queued in {len(best)} consecutive Decode batch lines (lines {first.line}-{last.line}, up to "
