@@ -175,7 +175,7 @@ def _stretches(series: Series, interval: float, min_samples: int) -> list[_Stret
     )
     gap = pl.col("i").cast(pl.Int64) - pl.col("i").cast(pl.Int64).shift(1).over("running")
     ok = (
-        f.filter(_pure())
+        f.filter(pure_decode_expr())
         .select(
             "running",
             "i",
@@ -203,7 +203,7 @@ def _stretches(series: Series, interval: float, min_samples: int) -> list[_Stret
     ]
 
 
-def _pure() -> pl.Expr:
+def pure_decode_expr() -> pl.Expr:
     """``pure_decode`` of each window (a NaN rate is no generation, as in Python)."""
     gen = pl.col("gen_tok_s")
     return (pl.col("running") > 0) & pl.col("prefill").ne_missing(True) & (gen > 0) & ~gen.is_nan()

@@ -25,10 +25,10 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from logscope.analyses.base import NotApplicable, Result, RunData, is_gap, mean, median, r
-from logscope.analyses.decode import StableDecode, pure_decode
+from logscope.analyses.base import NotApplicable, Result, RunData, gap_threshold, is_gap, mean, median, r
+from logscope.analyses.decode import StableDecode, pure_decode_expr
 from logscope.analyses.nostats import missing_stats_reason
-from logscope.analyses.series import Sample, main_series
+from logscope.analyses.series import main_series
 
 STARVATION_PCT = 25.0
 MIN_PROMPT_TOKENS = 100  # fewer prompt tokens in all the windows: a rate from them says nothing
@@ -386,12 +386,14 @@ def decode_starvation(
     s = main_series(data)
     if s is None:
         return NotApplicable(reason="no decode-rate lines")
-    ss = s.samples
+    f = s.frame
+    running, gen, prefill_col = pl.col("running"), pl.col("gen_tok_s"), pl.col("prefill")
+    per_request = gen / running
     if isinstance(stable, StableDecode):
         ref = stable.per_request_tok_s
         how = f"the stable segment's per-request rate ({ref:g} tok/s)"
     else:
-        clean = [x.gen_tok_s / x.running for x in ss if pure_decode(x)]
+        clean = f.filter(pure_decode_expr()).select(per_request).to_series().to_list()
         if not clean:
             return NotApplicable(reason="no pure-decode window to take a reference decode rate from")
         ref = median(clean)
@@ -401,62 +403,59 @@ def decode_starvation(
     vllm = s.source.startswith("vLLM")
     min_running = 2 if vllm else 1
     iv = s.interval or 10.0
-    mixed: list[Sample] = []
-    boundary: list[Sample] = []
-    for i, x in enumerate(ss):
-        if not (x.window_known and x.running >= min_running and x.prefill is True):
-            continue
-        nxt = ss[i + 1] if i + 1 < len(ss) else None
-        # the window in which the last prefill ended: decode started inside it, so its rate mixes both
-        if (
-            vllm
-            and x.waiting == 0
-            and nxt is not None
-            and nxt.prefill is False
-            and nxt.running > 0
-            and not is_gap(nxt.t_s - x.t_s, iv)
-        ):
-            boundary.append(x)
-        else:
-            mixed.append(x)
-    if not mixed:
+    prefilling = pl.col("window_known") & (running >= min_running) & prefill_col.eq_missing(True)
+    # the window in which the last prefill ended: decode started inside it, so its rate mixes both
+    # (no request waiting, the next window decode-only, with running requests and no idle gap before it)
+    ended = (
+        pl.col("waiting").eq_missing(0)
+        & prefill_col.shift(-1).eq_missing(False)
+        & running.shift(-1).gt(0).fill_null(False)
+        & (pl.col("t_s").shift(-1) - pl.col("t_s")).le(gap_threshold(iv)).fill_null(False)
+    )
+    windows = f.with_columns((ended if vllm else pl.lit(False)).alias("boundary")).filter(
+        prefilling.fill_null(False)
+    )
+    boundary = windows.filter(pl.col("boundary"))
+    mixed = windows.filter(~pl.col("boundary"))
+    if not mixed.height:
         return NotApplicable(
             reason=f"no window with a prefill in progress and {min_running}+ running requests"
         )
-    starved: list[Sample] = [x for x in mixed if x.gen_tok_s / x.running < ref * STARVATION_PCT / 100]
+    starved = mixed.filter(per_request < ref * STARVATION_PCT / 100)
     thr = data.settings.int("long_prefill_token_threshold")
     method = (
         f"{s.source} windows ({s.label}) with a prefill in progress and {min_running}+ running requests "
-        f"({len(mixed)}{'; vLLM counts the request being prefilled as running' if vllm else ''}); "
+        f"({mixed.height}{'; vLLM counts the request being prefilled as running' if vllm else ''}); "
         f"starved when the generation rate per running request is below "
         f"{STARVATION_PCT:g} % of {how}."
     )
-    if boundary:
+    lines = boundary["line"].to_list()
+    if lines:
         method += (
-            f" Left out: {len(boundary)} boundary window(s) in which the last prefill ended (no request "
-            f"waiting, the next window decode-only; line {', '.join(str(x.line) for x in boundary)})."
+            f" Left out: {len(lines)} boundary window(s) in which the last prefill ended (no request "
+            f"waiting, the next window decode-only; line {', '.join(str(x) for x in lines)})."
         )
     if thr is not None:
         method += f" Configured long_prefill_token_threshold = {thr}."
     return DecodeStarvation(
         method=method,
         reference_per_request_tok_s=round(ref, 3),
-        count=len(starved),
-        prefill_windows=len(mixed),
-        boundary_lines=[x.line for x in boundary],
+        count=starved.height,
+        prefill_windows=mixed.height,
+        boundary_lines=lines,
         long_prefill_token_threshold=thr,
         windows=[
             StarvedWindow(
-                file=x.file,
-                line=x.line,
-                t_s=x.t_s,
-                running=x.running,
-                prompt_tok_s=x.prompt_tok_s,
-                gen_tok_s=x.gen_tok_s,
-                per_request_tok_s=round(x.gen_tok_s / x.running, 3),
-                pct_of_reference=round(100 * x.gen_tok_s / x.running / ref, 1),
+                file=x["file"],
+                line=x["line"],
+                t_s=x["t_s"],
+                running=x["running"],
+                prompt_tok_s=x["prompt_tok_s"],
+                gen_tok_s=x["gen_tok_s"],
+                per_request_tok_s=round(x["gen_tok_s"] / x["running"], 3),
+                pct_of_reference=round(100 * x["gen_tok_s"] / x["running"] / ref, 1),
             )
-            for x in starved
+            for x in starved.iter_rows(named=True)
         ],
     )
 
