@@ -31,7 +31,18 @@ from typing import Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
-from logscope.analyses.base import NotApplicable, Result, RunData, is_gap, mean, median, ols, r, theil_sen
+from logscope.analyses.base import (
+    NotApplicable,
+    Result,
+    RunData,
+    gap_threshold,
+    is_gap,
+    mean,
+    median,
+    ols,
+    r,
+    theil_sen,
+)
 from logscope.analyses.nostats import missing_stats_reason
 from logscope.analyses.series import SAMPLE_SCHEMA, Sample, Series, decode_series
 from logscope.analyses.series import main_series as main_series_of
@@ -161,7 +172,7 @@ def _stretches(series: Series, interval: float, min_samples: int) -> list[_Stret
     right after the previous one with no idle gap, or one window after it with that window bridged (a
     single odd window without prefill, no idle gap on either side). From the series' columns, every
     running count at once."""
-    lim = 1.5 * interval + 1.5  # is_gap
+    lim = gap_threshold(interval)  # is_gap
     f = (
         series.frame.with_row_index("i")
         .with_columns(

@@ -85,34 +85,19 @@ def _kv_lines(ctx: Context) -> pl.DataFrame:
     ``waiting`` (vLLM ``Waiting``/``Pending``, SGLang ``#queue-req``; 0 when not printed) and the
     columns a finding counts ranks from."""
     keep = ("seq", "repeated", "tp_rank", "dp_rank", "process")
-    parts = []
-    if ctx.has("throughput"):
-        parts.append(
-            ctx.frame("throughput").select(
+    parts = [  # a kind the run lacks gives an empty frame with its columns
+        ctx.frame("throughput").select(
+            *keep,
+            pl.col("gpu_kv_cache_pct").alias("pct"),
+            pl.col("waiting").fill_null(0).alias("waiting"),
+        ),
+        *(
+            ctx.frame(kind).select(
                 *keep,
-                pl.col("gpu_kv_cache_pct").alias("pct"),
-                pl.col("waiting").fill_null(0).alias("waiting"),
+                (pl.col("token_usage") * 100).alias("pct"),
+                pl.col("queue").fill_null(0).alias("waiting"),
             )
-        )
-    for kind in ("decode_batch", "prefill_batch"):
-        if ctx.has(kind):
-            parts.append(
-                ctx.frame(kind).select(
-                    *keep,
-                    (pl.col("token_usage") * 100).alias("pct"),
-                    pl.col("queue").fill_null(0).alias("waiting"),
-                )
-            )
-    if not parts:
-        return pl.DataFrame(
-            schema={
-                "seq": pl.Int64,
-                "repeated": pl.Int64,
-                "tp_rank": pl.Int64,
-                "dp_rank": pl.Int64,
-                "process": pl.Utf8,
-                "pct": pl.Float64,
-                "waiting": pl.Int64,
-            }
-        )
+            for kind in ("decode_batch", "prefill_batch")
+        ),
+    ]
     return pl.concat(parts).filter(pl.col("pct").is_not_null()).sort("seq")
