@@ -7,6 +7,7 @@ while `vllm:num_preemptions_total` rises to 41. Expected numbers are read off th
 from __future__ import annotations
 
 import gzip
+import html
 import json
 from pathlib import Path
 
@@ -269,6 +270,30 @@ def test_c6_preemptions_from_the_metrics() -> None:
     assert out.exit_code == 0 and "71 preemptions (server metrics)" in " ".join(out.output.split())
 
 
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html", "json", "br"])
+def test_c6_preemptions_with_their_source_in_every_format(fmt: str) -> None:
+    """`analyze c6.log --metrics c6.metrics.txt` states the counter's 71 and where it comes from, in each format
+    (br: the observability aggregate, its source in the key BR leaves open)."""
+    out = CliRunner().invoke(main, ["analyze", str(C6_LOG), "--metrics", str(C6_GREP), "--format", fmt])
+    assert out.exit_code == 0, out.output
+    if fmt in ("json", "br"):
+        doc = json.loads(out.output)
+        if fmt == "json":
+            total, source = doc["disturbances"]["preemptions"], doc["disturbances"]["preemptions_source"]
+        else:
+            obs = doc["results"]["observability"]
+            total = obs["components"][0]["aggregate"]["preemptions"]["mean"]
+            source = obs["logscope_preemptions_source"]
+        assert total == 71 and source.startswith("metrics: vllm:num_preemptions_total")
+        assert "vllm-c6-metrics-1s.metrics.txt:1" in source
+        return
+    flat = " ".join((html.unescape(out.output) if fmt == "html" else out.output).split())
+    assert "71 preemptions (server metrics)" in flat
+    # the source: the counter, the file it was read from, and that the file's time is its modification time
+    assert "71 (source: metrics: vllm:num_preemptions_total in the metrics (last scrape" in flat
+    assert "by its file's modification time" in flat
+
+
 SGLANG_DOCS = HERE / "sglang-docs-production.metrics.txt"
 
 
@@ -321,3 +346,47 @@ def test_summary_for_callers(series: MetricsSection) -> None:
     sg = summary(_section([str(SGLANG_DOCS)]))
     assert sg is not None and sg["ttft_p50_s"] == 30.0 and sg["ttft_p50_s_bound"] == "at_least"
     assert sg["error_rate_pct"] is None and sg["preemptions"] is None  # SGLang 0.3 has neither counter
+
+
+MS_LOG = HERE / "vllm-c6-metrics-ms.log"
+MS_SERIES = HERE / "vllm-c6-metrics-ms.scrapes.txt.xz"
+
+
+def test_cross_check_millisecond_stamps_every_window_within_10_pct() -> None:
+    """c6 with the log's stamps to the millisecond (a logging config, README: vllm-c6-metrics-ms) and ~0.6 s scrapes:
+    each window's ends are known, the counter is read linearly between the scrapes around them, and every window
+    holding tokens agrees with the log's rate within 10 % (the largest 3.6 %, the 133-token tail window)."""
+    events = load([str(MS_LOG)]).events
+    stats = [e for e in events if e.kind == "throughput"]
+    assert (
+        len(stats) == 18 and stats[0].time == "12-03 21:07:43.505" and stats[1].time == "12-03 21:07:53.505"
+    )
+    assert (stats[2].t_s or 0) - (stats[1].t_s or 0) == pytest.approx(10.005)  # the parser keeps the fraction
+    res = metrics_section(read_metrics([str(MS_SERIES)], ANALYSED), events)
+    assert isinstance(res, MetricsSection) and res.scrapes == 323
+    cc = res.cross_check
+    assert cc is not None and cc.stamp_resolution_s == 0.001 and "stamps hold 0.001 s" in cc.alignment
+    assert len(cc.checks) == 18 and cc.rated == 17 and cc.inconsistent == 0
+    # the windows are the printed gaps between stats lines, 10.000-10.040 s; the first one is assumed (10 s)
+    assert [c.window_assumed for c in cc.checks] == [True] + [False] * 17
+    assert all(10.0 <= c.window_end - c.window_start <= 10.041 for c in cc.checks)
+    assert (cc.within_10_pct_interpolated, cc.enough_tokens, cc.within_10_pct_enough) == (17, 17, 17)
+    worst = max(cc.checks, key=lambda c: abs(c.interpolated_diff_pct or 0.0))
+    assert worst.log_gen_tok_s == 13.3 and worst.interpolated_diff_pct == pytest.approx(-3.58, abs=0.01)
+    assert cc.span_log_tokens == 48001.0 and cc.span_metrics_tokens == 48000.0
+    assert res.preemptions is not None and res.preemptions.total == 76
+
+
+def test_cross_check_whole_second_stamps_rule() -> None:
+    """The 1 s recapture's whole-second stamps: read linearly, 29 of the 33 windows of at least 100 tokens are within
+    10 %; the misses are where the rate changed within a second of a window's end."""
+    res = metrics_section(
+        read_metrics([str(HERE / "vllm-c6-metrics-1s.scrapes.txt.xz")], ANALYSED), load([str(C6_LOG)]).events
+    )
+    assert isinstance(res, MetricsSection) and res.cross_check is not None
+    cc = res.cross_check
+    assert cc.stamp_resolution_s == 1.0 and (cc.enough_tokens, cc.within_10_pct_enough) == (33, 29)
+    # the 6-token window (0.6 tok/s) is below the rule
+    assert [c.window_tokens for c in cc.checks if (c.window_tokens or 0) < 100 and c.log_gen_tok_s > 0] == [
+        6.0
+    ]

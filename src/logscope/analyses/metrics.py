@@ -42,6 +42,9 @@ from logscope.parsers.prometheus import Family, MetricsInput, Sample, Scrape
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
 LOG_INTERVAL_S = 10.0  # vLLM's stats line interval (VLLM_LOG_STATS_INTERVAL): the first line's window
+# the least log tokens in a window for the 10 % rate criterion: below 100, a few tokens that the counter's reading
+# at an end puts on the wrong side are 10 % (one engine step adds up to one token per running request)
+MIN_WINDOW_TOKENS = 100.0
 
 # role -> family names (prometheus_client's names: a counter without ``_total``). vLLM's are those of the
 # real 0.32 scrapes (fixtures/metrics); SGLang's from the format notes and a real scrape printed in SGLang's docs
@@ -214,6 +217,17 @@ class RateCheck(BaseModel):
         "tokens: each end's unshared seconds at the counter's fastest rate over the "
         "scrape intervals they touch; null when the log says 0",
     )
+    window_tokens: float | None = Field(
+        None, description="the log's tokens in the window: its rate × the window's length"
+    )
+    interpolated_diff_pct: float | None = Field(
+        None, description="(interpolated - log) / log, percent; null when the log says 0"
+    )
+    window_assumed: bool = Field(
+        False,
+        description="the window's start is not a printed stats line (the first line, or one after "
+        "stats lines the log did not print): taken as the log interval before its end",
+    )
 
 
 class MetricsCrossCheck(BaseModel):
@@ -249,6 +263,20 @@ class MetricsCrossCheck(BaseModel):
     )
     span_metrics_tokens: float = Field(description="the counter's increase over the same span")
     span_diff_pct: float | None
+    stamp_resolution_s: float | None = Field(
+        None, description="the resolution of the log's stamps: 1 for whole seconds, 0.001 for milliseconds"
+    )
+    min_window_tokens: float | None = Field(
+        None, description="the rule for `enough_tokens`: a window holding at least this many log tokens"
+    )
+    enough_tokens: int = Field(
+        0, description="rated windows whose window holds at least min_window_tokens of the log's tokens"
+    )
+    within_10_pct_enough: int = Field(
+        0,
+        description="of those, the windows whose interpolated rate is within 10 % of the log's "
+        "(the issue's criterion, on windows with enough tokens for a 10 % comparison)",
+    )
 
 
 class MetricsSection(Result):
@@ -446,7 +474,7 @@ def metrics_section(inp: MetricsInput, events: Sequence[Event] = ()) -> MetricsS
             datetime.fromtimestamp(last.time, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             if last.time
             else "untimed"
-        )
+        ) + (" by its file's modification time" if last.file_time else "")
         preemptions = MetricPreemptions(
             total=int(round(pre.total)),
             source=f"{pre.family}_total in the metrics (last scrape {last.source}, {when})",
@@ -563,6 +591,12 @@ def _histogram(fam: str, scrapes: Sequence[Scrape], notes: list[str]) -> MetricH
 _STAMP = re.compile(r"(?:(\d{4})-)?(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?")
 
 
+def _fraction(time: str | None) -> str | None:
+    """The digits after a stamp's seconds (``"12-03 21:04:07.123"`` -> ``"123"``), or None."""
+    m = _STAMP.search(time or "")
+    return m.group(7) if m else None
+
+
 def _naive(time: str | None, year: int) -> float | None:
     """A printed stamp as seconds of a naive calendar (as if UTC), in ``year`` when it prints none."""
     m = _STAMP.search(time or "")
@@ -643,7 +677,7 @@ def _cross_check(
     alignment = (
         f"the log's stamps (no year, no time zone) read in {year} (the scrapes' year) at {zone}: the zone offset "
         f"that puts the most scrapes ({best[0]} of {len(stimes)}) within the log's first-to-last stamp span, "
-        "UTC preferred on a tie; stamps are whole seconds"
+        "UTC preferred on a tie"
     )
     series: list[tuple[float, float]] = []
     total = 0.0
@@ -656,34 +690,45 @@ def _cross_check(
             total += prev_v
         prev_v = v
         series.append((s.time, total + v))
+    # the stamps' resolution: whole seconds as vLLM prints them, or the fraction a logging config adds
+    digits = [len(f) for e, _ in timed if (f := _fraction(e.time))]
+    res = 10.0 ** -min(digits) if digits and len(digits) == len(timed) else 1.0
+    mid = res / 2  # a stamp is the start of the interval its line was printed in: its middle
+    alignment += "; stamps are whole seconds" if res >= 1.0 else f"; stamps hold {res:g} s"
     checks: list[RateCheck] = []
     prev_end: dict[int | None, float] = {}
     for e, t in timed:
         end = t - offset
         key = getattr(e, "engine_index", None)
-        start = prev_end.get(key, end - LOG_INTERVAL_S)
+        prev = prev_end.get(key)
         prev_end[key] = end
+        # a stats line's window runs from the previous stats call; an idle engine's calls print nothing
+        # (vLLM logs them at DEBUG), so a printed line long after the previous one covers one interval
+        assumed = prev is None or end - prev > 1.5 * LOG_INTERVAL_S
+        start = end - LOG_INTERVAL_S if assumed or prev is None else prev
         if end <= start:
             continue
-        a, b = _at(series, start + 0.5), _at(series, end + 0.5)  # a stamp's second: its middle
-        # a stamp is the second its line was printed in: the true window starts in [start, start + 1) and ends in
-        # [end, end + 1); the counter at a time lies between the scrapes before and after it
-        b_s0, b_s1, b_e0, b_e1 = (_bounds(series, x) for x in (start, start + 1.0, end, end + 1.0))
+        a, b = _at(series, start + mid), _at(series, end + mid)
+        # the true window starts in [start, start + res) and ends in [end, end + res); the counter at a time
+        # lies between the scrapes before and after it
+        b_s0, b_s1, b_e0, b_e1 = (_bounds(series, x) for x in (start, start + res, end, end + res))
         if a is None or b is None or b_s0 is None or b_s1 is None or b_e0 is None or b_e1 is None:
             continue
         w = end - start
-        na, nb = _nearest(series, start + 0.5), _nearest(series, end + 0.5)
+        na, nb = _nearest(series, start + mid), _nearest(series, end + mid)
         if nb[0] <= na[0]:
             continue  # one scrape nearest both ends: the window is shorter than the scrapes' spacing
         rate = (nb[1] - na[1]) / (nb[0] - na[0])
-        lo, hi = max(0.0, (b_e0[0] - b_s1[1]) / (w + 1.0)), (b_e1[1] - b_s0[0]) / max(w - 1.0, 0.5)
+        lo, hi = max(0.0, (b_e0[0] - b_s1[1]) / (w + res)), (b_e1[1] - b_s0[0]) / max(w - res, 0.5)
         log_rate = float(getattr(e, "gen_tok_s", 0.0))
         diff = 100.0 * (rate - log_rate) / log_rate if log_rate > 0 else None
-        mismatch = abs(na[0] - (start + 0.5)) + abs(nb[0] - (end + 0.5)) + 1.0
+        interp = (b - a) / w
+        idiff = 100.0 * (interp - log_rate) / log_rate if log_rate > 0 else None
+        mismatch = abs(na[0] - (start + mid)) + abs(nb[0] - (end + mid)) + res
         # the tokens those unshared seconds can hold: each end's share at the counter's fastest rate over the
         # scrape intervals it touches
         spare = sum(
-            (abs(sx - x - 0.5) + 0.5) * _peak_rate(series, min(sx, x), max(sx, x + 1.0))
+            (abs(sx - x - mid) + mid) * _peak_rate(series, min(sx, x), max(sx, x + res))
             for sx, x in ((na[0], start), (nb[0], end))
         )
         # the log prints one decimal: a tenth of a token/s of slack
@@ -700,9 +745,12 @@ def _cross_check(
                 consistent=lo - 0.05 <= log_rate <= hi + 0.05,
                 scrape_start=na[0],
                 scrape_end=nb[0],
-                interpolated_gen_tok_s=round((b - a) / w, 2),
+                interpolated_gen_tok_s=round(interp, 2),
                 mismatch_s=round(mismatch, 3),
                 allowed_pct=round(100.0 * spare / (log_rate * w), 2) if log_rate > 0 else None,
+                window_tokens=round(log_rate * w, 1),
+                interpolated_diff_pct=None if idiff is None else round(idiff, 2),
+                window_assumed=assumed,
             )
         )
     if not checks:
@@ -713,19 +761,25 @@ def _cross_check(
     span_metrics = (b0 or 0.0) - (a0 or 0.0)
     span_diff = 100.0 * (span_metrics - log_tokens) / log_tokens if log_tokens > 0 else None
     rated = [c for c in checks if c.diff_pct is not None]
+    enough = [c for c in rated if (c.window_tokens or 0.0) >= MIN_WINDOW_TOKENS]
+    unit = "whole-second" if res >= 1.0 else f"{res:g} s"
     method = (
         "each stats line's `Avg generation throughput` against the generation-token counter over the same window "
-        "(from the previous stats line of the same engine, the first one over the "
-        f"{LOG_INTERVAL_S:g} s log interval before it): the counter's difference between the scrapes nearest "
-        "the window's two ends (the middle of each printed second) over those scrapes' time difference. The "
-        "scrapes' span and the log's window differ by each end's distance to its scrape plus the stamps' "
-        "whole-second resolution (mismatch_s); the difference that mismatch allows (allowed_pct) is those "
-        "seconds at the counter's fastest rate over the scrape intervals they touch, as a share of the log's "
-        "tokens in the window. A window is inconsistent when the log's "
+        "(from the previous stats line of the same engine; the first line, and a line over 1.5 log intervals "
+        f"after the previous one, over the {LOG_INTERVAL_S:g} s log interval before it: window_assumed). Two "
+        "readings of the counter: metrics_gen_tok_s, its difference between the scrapes nearest the window's two "
+        f"ends (the middle of each printed {unit} stamp) over those scrapes' time difference; and "
+        "interpolated_gen_tok_s, the counter read linearly between the scrapes around each end's middle, over the "
+        "window's length. The nearest scrapes' span and the log's window differ by each end's distance to its "
+        f"scrape plus the stamps' {unit} resolution (mismatch_s); the difference that mismatch allows "
+        "(allowed_pct) is those seconds at the counter's fastest rate over the scrape intervals they touch, as a "
+        "share of the log's tokens in the window. A window is inconsistent when the log's "
         "rate lies outside the least and most rate the scrapes allow (the counter at a time lies between the "
-        "scrapes before and after it, each end anywhere in its printed second). Windows not inside the scrape "
-        "series, or shorter than the scrapes' spacing, are left out. The span check sets the tokens of all "
-        "checked windows against the counter's increase over their whole span"
+        "scrapes before and after it, each end anywhere in its printed stamp's resolution). Windows not inside "
+        "the scrape series, or shorter than the scrapes' spacing, are left out. The 10 % criterion on the "
+        f"interpolated reading counts every rated window and, apart, windows of at least {MIN_WINDOW_TOKENS:g} of "
+        "the log's tokens (fewer, and a handful of tokens at an end is 10 %). The span check sets the tokens of "
+        "all checked windows against the counter's increase over their whole span"
     )
     t0 = next((t - offset - float(e.t_s) for e, t in timed if e.t_s is not None), None)
     return MetricsCrossCheck(
@@ -745,6 +799,10 @@ def _cross_check(
         span_log_tokens=round(log_tokens, 1),
         span_metrics_tokens=round(span_metrics, 1),
         span_diff_pct=None if span_diff is None else round(span_diff, 2),
+        stamp_resolution_s=res,
+        min_window_tokens=MIN_WINDOW_TOKENS,
+        enough_tokens=len(enough),
+        within_10_pct_enough=sum(abs(c.interpolated_diff_pct or 0.0) <= 10.0 for c in enough),
     )
 
 

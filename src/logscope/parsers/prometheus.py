@@ -52,6 +52,7 @@ class Scrape:
     time: float | None  # unix seconds
     source: str  # "file:line" of its first line
     families: dict[str, Family] = field(default_factory=dict)
+    file_time: bool = False  # its time is its file's modification time (no scrape_time, no time in the name)
 
 
 @dataclass
@@ -163,6 +164,7 @@ def _file_scrapes(
         if s is None:
             continue
         s.time = t
+        s.file_time = how.startswith("each file's modification time")
         out.append(s)
     return out, how
 

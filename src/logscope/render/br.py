@@ -14,7 +14,9 @@ What goes where:
   the client's totals / successful requests (distribution ``other``: the files give no distribution);
   without an input total the load section (whose schema requires one) is left out;
 * ``results.observability``: the engine's own figure where the log has it: the requests running in
-  its stable decode stretch (``running_requests``), under the engine component's label.
+  its stable decode stretch (``running_requests``), under the engine component's label, and the run's
+  preemptions (``preemptions``: the total as its mean) where the log or the server's counter (``--metrics``)
+  counts them, with their source in ``logscope_preemptions_source`` (BR keeps ad-hoc keys there).
 
 ``build_br`` returns the dict; ``render_br`` validates it with the package (when installed: the
 ``br`` extra) and writes it as JSON; ``render_compare_br`` writes a comparison as the array of its runs'
@@ -149,8 +151,18 @@ def _observability(report: Report, label: str, br: dict[str, Any]) -> None:
     sd = report.stable_decode
     if sd is not None and getattr(sd, "concurrency", None):
         agg["running_requests"] = {"units": "count", "mean": float(sd.concurrency)}
+    dist = report.disturbances
+    total = getattr(dist, "preemptions", None)
+    source = getattr(dist, "preemptions_source", None)
+    if isinstance(total, int) and source:
+        # the run's total, the one figure a count of events has (BR's Statistics needs a mean); its source
+        # (the log's lines, or the server's counter from --metrics) beside it, in a key BR leaves open
+        agg["preemptions"] = {"units": "count", "mean": float(total)}
     if agg:
-        br["results"]["observability"] = {"components": [{"component_label": label, "aggregate": agg}]}
+        obs: dict[str, Any] = {"components": [{"component_label": label, "aggregate": agg}]}
+        if "preemptions" in agg:
+            obs["logscope_preemptions_source"] = source
+        br["results"]["observability"] = obs
 
 
 def build_br(report: Report) -> dict[str, Any]:

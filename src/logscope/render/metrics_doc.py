@@ -165,6 +165,12 @@ def metrics_blocks(m: Any, level: int) -> list[Block]:
             f"{cc.within_10_pct} of {rated} with a rate within 10 % of the log's "
             f"({cc.within_10_pct_interpolated} with the counter read linearly between scrapes), "
             f"{cc.beyond_allowed} beyond the difference their ends' mismatch allows; "
+            + (
+                f"read linearly, {cc.within_10_pct_enough} of the {cc.enough_tokens} window(s) holding at least "
+                f"{num(cc.min_window_tokens)} tokens within 10 % (stamps to {num(cc.stamp_resolution_s)} s); "
+                if cc.min_window_tokens is not None
+                else ""
+            )
             if rated
             else ""
         )

@@ -12,7 +12,7 @@ _HEADER = re.compile(
     r"(?:\[[^\]\n]{1,40}\] )?"  # VLLM_LOGGING_PREFIX, e.g. "[Stage-0] "
     r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<mon>\d\d)-(?P<day>\d\d) (?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)"
     # (a source without ":N": a JSON record that named no line, see parsers.structured)
-    r"(?:[.,]\d+)? \[?(?P<src>[^\s\]\[:]+(?::\d+)?)\] ?"
+    r"(?P<frac>[.,]\d+)? \[?(?P<src>[^\s\]\[:]+(?::\d+)?)\] ?"
 )
 _UVICORN = re.compile(r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+")
 # a second record starting inside a line (a paste that lost its newlines, a tqdm bar without one)
@@ -77,17 +77,19 @@ class VllmDialect(Dialect):
             head = text[:end]
             hdr = _HEADERS.get(head)
             if hdr is None:
-                time = text[m.start("mon") : m.end("s")]  # "MM-DD HH:MM:SS", as printed
+                # "MM-DD HH:MM:SS", as printed, with the fraction a logging config may add
+                # ("%(asctime)s.%(msecs)03d"): a window's ends then hold to the millisecond
+                time = text[m.start("mon") : m.end("frac") if m["frac"] else m.end("s")]
                 stamp = _STAMPS.get(time)
                 if stamp is None:
                     if len(_STAMPS) >= _CACHE_SIZE:
                         _STAMPS.clear()
-                    mon, day, h, mi, s = m.group("mon", "day", "h", "m", "s")
+                    mon, day, h, mi, s, frac = m.group("mon", "day", "h", "m", "s", "frac")
                     stamp = _STAMPS[time] = (
                         None,
                         int(mon),
                         int(day),
-                        float(int(h) * 3600 + int(mi) * 60 + int(s)),
+                        int(h) * 3600 + int(mi) * 60 + int(s) + (float("0." + frac[1:]) if frac else 0.0),
                     )
                 if len(_HEADERS) >= _CACHE_SIZE:
                     _HEADERS.clear()
