@@ -390,3 +390,43 @@ def test_cross_check_whole_second_stamps_rule() -> None:
     assert [c.window_tokens for c in cc.checks if (c.window_tokens or 0) < 100 and c.log_gen_tok_s > 0] == [
         6.0
     ]
+
+
+IDLE_SERIES = HERE / "vllm-idle-gap.scrapes.txt.xz"
+
+
+def test_ttft_after_idle_not_slow_on_a_warm_server() -> None:
+    """Three bursts of 8 requests with ~55 s idle between them (README: vllm-idle-gap): both gaps are found and the
+    8 first tokens right after each come at 1.16x and 0.98x the run's median TTFT (91 ms): not slow."""
+    res = metrics_section(read_metrics([str(IDLE_SERIES)], ANALYSED))
+    assert isinstance(res, MetricsSection) and res.scrapes == 143
+    idle = res.idle_ttft
+    assert idle is not None and res.idle_ttft_not_applicable is None
+    assert idle.run_ttft_p50_s == pytest.approx(0.0914, abs=1e-4)
+    assert [round(g.idle_s) for g in idle.gaps] == [53, 61]
+    assert [g.requests_after for g in idle.gaps] == [8, 8]
+    assert [g.ttft_mean_after_s for g in idle.gaps] == [pytest.approx(0.1057), pytest.approx(0.0894)]
+    assert [g.ratio_to_p50 for g in idle.gaps] == [1.16, 0.98]
+    assert idle.slow_gaps == 0 and not any(g.slow or g.from_first_scrape for g in idle.gaps)
+    out = CliRunner().invoke(main, ["metrics", str(IDLE_SERIES)])
+    assert out.exit_code == 0 and "0 of 2 idle gap(s) followed by slow first tokens" in " ".join(
+        out.output.split()
+    )
+
+
+def test_ttft_after_idle_needs_a_series() -> None:
+    """One scrape has no interval: no answer, and the reason."""
+    res = _section([str(C6_GREP)])
+    assert res.idle_ttft is None and res.idle_ttft_not_applicable is not None
+
+
+def test_ttft_after_idle_from_the_start_not_slow() -> None:
+    """No warm-up request: the first 8 requests come 69 s after `Application startup complete` (the client's initial
+    test run skipped; README: vllm-idle-cold). vLLM 0.32 CPU warms up at start, so they are not slow either:
+    0.85x the run's median (117 ms); the idle stretch is counted from the series' first scrape."""
+    res = metrics_section(read_metrics([str(HERE / "vllm-idle-cold.scrapes.txt.xz")], ANALYSED))
+    assert isinstance(res, MetricsSection) and res.scrapes == 137 and res.idle_ttft is not None
+    idle = res.idle_ttft
+    assert [g.from_first_scrape for g in idle.gaps] == [True, False]
+    assert [g.requests_after for g in idle.gaps] == [8, 8]
+    assert [g.ratio_to_p50 for g in idle.gaps] == [0.85, 0.86] and idle.slow_gaps == 0

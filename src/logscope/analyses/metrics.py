@@ -37,6 +37,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from logscope.analyses.base import NotApplicable, Result
+from logscope.analyses.idle_ttft import IdleTtft, idle_ttft
 from logscope.events import Event
 from logscope.parsers.prometheus import Family, MetricsInput, Sample, Scrape
 
@@ -300,6 +301,10 @@ class MetricsSection(Result):
     )
     other_families: list[str] = Field(description="families read but not analysed (name: type)")
     notes: list[str]
+    idle_ttft: IdleTtft | None = Field(
+        None, description="TTFT right after each idle gap of the scrape series against the run's median"
+    )
+    idle_ttft_not_applicable: str | None = Field(None, description="why idle_ttft is null")
 
 
 _RANK_LABELS = ("tp_rank", "pp_rank", "moe_ep_rank")
@@ -494,6 +499,12 @@ def metrics_section(inp: MetricsInput, events: Sequence[Event] = ()) -> MetricsS
         "a counter going down taken as a restart; gauges per scrape (KV usage as percent, the mean over "
         f"engines); {INTERPOLATION}. Scrape times from {inp.time_source}."
     )
+    idle = idle_ttft(
+        gauges.get("running"),
+        gauges.get("waiting"),
+        histograms.get("ttft_s"),
+        counters.get("generation_tokens"),
+    )
     return MetricsSection(
         method=method,
         files=inp.files,
@@ -510,6 +521,8 @@ def metrics_section(inp: MetricsInput, events: Sequence[Event] = ()) -> MetricsS
         finished_by_reason=finished,
         other_families=[f"{n}: {t}" for n, t in sorted(others.items())],
         notes=notes,
+        idle_ttft=idle if isinstance(idle, IdleTtft) else None,
+        idle_ttft_not_applicable=idle if isinstance(idle, str) else None,
     )
 
 

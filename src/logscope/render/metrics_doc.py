@@ -53,6 +53,11 @@ def metrics_summary(m: Any) -> str:
         parts.append(
             f"log vs counter generation rate: {cc.inconsistent} of {len(cc.checks)} windows inconsistent"
         )
+    idle = getattr(m, "idle_ttft", None)
+    if idle is not None and idle.gaps:
+        parts.append(
+            f"TTFT after idle: {idle.slow_gaps} of {len(idle.gaps)} idle gap(s) followed by slow first tokens"
+        )
     return "; ".join(parts)
 
 
@@ -156,6 +161,7 @@ def metrics_blocks(m: Any, level: int) -> list[Block]:
                 "note",
             )
         )
+    out += _idle_blocks(getattr(m, "idle_ttft", None), getattr(m, "idle_ttft_not_applicable", None))
     cc = m.cross_check
     if cc is not None:
         out.append(Heading(3, (t("Log against metrics: generation throughput"),), "metrics-cross-check"))
@@ -259,3 +265,30 @@ def slo_blocks(s: Any, level: int) -> list[Block]:
     out.append(Para(prose(verdict), "p" if s.passed else "warn"))
     out.append(Para((b("Method: "), *prose(s.method)), "method"))
     return out
+
+
+def _idle_blocks(idle: Any, why: str | None) -> list[Block]:
+    """TTFT right after each idle gap of the scrapes, against the run's median."""
+    if idle is None:
+        return [Para(prose(f"TTFT after idle: not applicable ({why})."), "note")] if why else []
+    head = Heading(3, (t("TTFT right after idle"),), "metrics-idle-ttft")
+    if not idle.gaps:
+        return [head, Para(prose(f"No idle gap in the scrapes. Method: {idle.method}."), "note")]
+    lines = []
+    for g in idle.gaps:
+        what = (
+            "no first token after it"
+            if g.ttft_mean_after_s is None
+            else f"{num(g.requests_after)} first token(s) right after, mean TTFT {_ms(g.ttft_mean_after_s)} ms"
+            + ("" if g.ratio_to_p50 is None else f" ({num(g.ratio_to_p50)}x the run's median)")
+            + (": SLOW" if g.slow else "")
+        )
+        start = "from the first scrape " if g.from_first_scrape else ""
+        lines.append(f"{_when(g.start)[11:19]}-{_when(g.end)[11:19]} ({start}{num(g.idle_s)} s idle): {what}")
+    p50 = "unknown" if idle.run_ttft_p50_s is None else f"{_ms(idle.run_ttft_p50_s)} ms"
+    text = (
+        f"{idle.slow_gaps} of {len(idle.gaps)} idle gap(s) followed by slow first tokens; run median TTFT {p50}. "
+        + "; ".join(lines)
+        + f". Method: {idle.method}."
+    )
+    return [head, Para(prose(text), "warn" if idle.slow_gaps else "p")]
